@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Builds rayboot's C dependencies from Debian's source packages with musl-gcc into a static
+# prefix that every later build reuses: c-ares, nghttp2 (library only), libcurl (HTTP and h2c
+# only), libseccomp and cJSON. Installing host packages and deb-src entries is left to
+# scripts/bootstrap.sh; this script only builds.
+#
+# Usage: deps/build.sh OUTDIR        (OUTDIR/prefix is the result; OUTDIR/.stamp-* mark done steps)
+set -euo pipefail
+
+out=$(realpath -m "${1:?usage: deps/build.sh OUTDIR}")
+src="$out/src"
+prefix="$out/prefix"
+kheaders="$out/kernel-headers"
+jobs=$(nproc)
+mkdir -p "$src" "$prefix/lib" "$prefix/include"
+
+# Hardening for the libraries too: a static binary is only as hardened as what it links.
+# _FORTIFY_SOURCE is accepted but inert with musl (it has no fortified headers).
+export CC=musl-gcc
+export CFLAGS="-O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 -ffunction-sections -fdata-sections"
+# Only the prefix may answer pkg-config queries, so no glibc library can leak into the link.
+export PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig"
+export PKG_CONFIG_PATH=""
+
+log() { printf 'deps: %s\n' "$*" >&2; }
+
+# fetch PACKAGE: unpack Debian's source package (with Debian's patches) once; prints its dir.
+fetch() {
+    local pkg=$1 dir
+    dir=$(find "$src" -maxdepth 1 -type d -name "$pkg-[0-9]*" | head -n 1)
+    if [ -z "$dir" ]; then
+        (cd "$src" && apt-get source -qq "$pkg" >/dev/null 2>&1) || {
+            log "apt-get source $pkg failed: is a deb-src entry configured? (run scripts/bootstrap.sh)"
+            exit 1
+        }
+        dir=$(find "$src" -maxdepth 1 -type d -name "$pkg-[0-9]*" | head -n 1)
+    fi
+    printf '%s\n' "$dir"
+}
+
+# step NAME FUNCTION: run FUNCTION once; a stamp records success so rebuilds are free.
+step() {
+    local name=$1 fn=$2 t0
+    [ -f "$out/.stamp-$name" ] && return 0
+    t0=$(date +%s)
+    log "building $name"
+    "$fn" > "$out/$name.log" 2>&1 || { log "$name failed; see $out/$name.log"; tail -n 30 "$out/$name.log" >&2; exit 1; }
+    touch "$out/.stamp-$name"
+    log "$name done in $(( $(date +%s) - t0 )) s"
+}
+
+cmake_static() {
+    local dir=$1; shift
+    rm -rf "$dir/_build"
+    cmake -S "$dir" -B "$dir/_build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=musl-gcc \
+        -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib "$@"
+    cmake --build "$dir/_build" -j "$jobs"
+    cmake --install "$dir/_build"
+}
+
+build_cares() {
+    cmake_static "$(fetch c-ares)" -DCARES_STATIC=ON -DCARES_SHARED=OFF -DCARES_BUILD_TOOLS=OFF \
+        -DCARES_BUILD_TESTS=OFF
+}
+
+build_nghttp2() {
+    cmake_static "$(fetch nghttp2)" -DENABLE_LIB_ONLY=ON -DENABLE_STATIC_LIB=ON \
+        -DENABLE_SHARED_LIB=OFF -DENABLE_DOC=OFF
+}
+
+build_curl() {
+    local dir
+    dir=$(fetch curl)
+    cd "$dir"
+    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    # HTTP and h2c only. No proxy support on purpose: the GCS and the dashboard are in-cluster,
+    # and an http_proxy inherited from the pod must never reroute a health check.
+    ./configure --prefix="$prefix" --disable-shared --enable-static --with-pic \
+        --enable-ares="$prefix" --with-nghttp2="$prefix" --without-ssl \
+        --disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp \
+        --disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
+        --disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual \
+        --disable-ntlm --disable-proxy --disable-cookies --disable-netrc --disable-alt-svc \
+        --disable-hsts --disable-docs --disable-unix-sockets --without-zlib --without-brotli \
+        --without-zstd --without-libpsl --without-libidn2 --without-librtmp --without-libssh2 \
+        --without-libgsasl --without-ngtcp2 --without-nghttp3 --without-quiche
+    make -j "$jobs" -C lib
+    make -C lib install
+    make -C include install
+    make install-pkgconfigDATA
+}
+
+build_seccomp() {
+    local dir
+    dir=$(fetch libseccomp)
+    # The kernel UAPI headers in a directory of their own: -isystem /usr/include would pull
+    # glibc's headers in front of musl's.
+    rm -rf "$kheaders" && mkdir -p "$kheaders"
+    cp -r /usr/include/linux /usr/include/asm-generic "$kheaders/"
+    cp -r "/usr/include/$(gcc -print-multiarch)/asm" "$kheaders/asm"
+    cd "$dir"
+    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    CC="musl-gcc -isystem $kheaders" ./configure --prefix="$prefix" --disable-shared \
+        --enable-static --with-pic --disable-python
+    make -j "$jobs" -C src
+    make -C src install
+    make -C include install
+    make install-pkgconfDATA
+}
+
+build_cjson() {
+    local dir
+    dir=$(fetch cjson)
+    musl-gcc $CFLAGS -std=c89 -c "$dir/cJSON.c" -o "$out/cJSON.o"
+    ar rcs "$prefix/lib/libcjson.a" "$out/cJSON.o"
+    mkdir -p "$prefix/include/cjson"
+    cp "$dir/cJSON.h" "$prefix/include/cjson/cJSON.h"
+}
+
+command -v musl-gcc >/dev/null || { log "musl-gcc not found (apt-get install musl-tools)"; exit 1; }
+command -v gperf >/dev/null || { log "gperf not found (apt-get install gperf)"; exit 1; }
+
+step cares build_cares
+step nghttp2 build_nghttp2
+step curl build_curl
+step seccomp build_seccomp
+step cjson build_cjson
+log "prefix ready: $prefix"

@@ -1,0 +1,46 @@
+/* rayboot's entry point: parses the command line and hands over to the subcommand. The plan,
+ * the waiting and the supervision each live in their own module. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "env.h"
+#include "exitcode.h"
+#include "log.h"
+#include "plan_cmd.h"
+#include "usage.h"
+#include "version.h"
+
+extern char **environ;
+
+int main(int argc, char **argv)
+{
+    struct cli cli;
+    struct errbuf err;
+    const char *debug = getenv("RAYBOOT_DEBUG");
+
+    log_init("rayboot", LOG_FORMAT_TEXT);
+    log_set_debug(debug && strcmp(debug, "0") != 0 && debug[0]);
+    if (cli_parse(argc, argv, (const char *const *)environ, &cli, &err) < 0) {
+        log_error("%s (see rayboot --help)", err.msg);
+        return EXIT_CONFIG;
+    }
+    log_init("rayboot", cli.log_format);
+    switch (cli.action) {
+    case CLI_HELP:
+        usage_print(stdout);
+        return EXIT_OK;
+    case CLI_VERSION:
+        version_print(stdout, "rayboot");
+        return EXIT_OK;
+    case CLI_PLAN:
+        return plan_cmd_run(&cli, (const char *const *)environ);
+    case CLI_RUN:
+        break;
+    }
+    log_error("running Ray is not built yet in this version; `rayboot plan` prints what would run");
+    return EXIT_CONFIG;
+}

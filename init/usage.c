@@ -1,0 +1,52 @@
+/* The help text: every flag and variable rayboot reads, in one place. */
+#include "usage.h"
+
+static const char usage_text[] =
+    "Usage:\n"
+    "  rayboot [OPTIONS] [-- COMMAND [ARG...]]   bring up this pod's Ray node (and run COMMAND on the head)\n"
+    "  rayboot [OPTIONS] plan [--format=json|text]   print the plan and exit\n"
+    "  rayboot --help | --version\n"
+    "\n"
+    "Options:\n"
+    "  --format=json|text    output of `plan` (default json)\n"
+    "  --log-format=text|json  log lines on stderr (default text)\n"
+    "  -h, --help            this text\n"
+    "  --version             version and linked library versions\n"
+    "\n"
+    "Volcano ray plugin flags, accepted verbatim (Go flag syntax: --x=v or --x v), here or in\n"
+    "RAYBOOT_PLUGIN_ARGS; the command line wins:\n"
+    "  --head=TASK           the head task (default head)\n"
+    "  --headContainer=NAME  only Volcano uses it (default head)\n"
+    "  --worker=TASK         only Volcano uses it; every task but the head is a worker group (default worker)\n"
+    "  --workerContainer=NAME  only Volcano uses it (default worker)\n"
+    "  --port=N              the GCS port (default 6379)\n"
+    "  --dashboardPort=N     the dashboard port (default 8265)\n"
+    "  --clientPort=N        the Ray client server port (default 10001)\n"
+    "\n"
+    "Environment:\n"
+    "  RAYBOOT_ROLE          head | worker | submitter; overrides detection\n"
+    "  RAYBOOT_HEAD_ADDRESS  host:port of the head's GCS; overrides detection\n"
+    "  RAYBOOT_PLUGIN_ARGS   the ray plugin flags above, whitespace-separated\n"
+    "  RAYBOOT_RAY_START_ARGS  extra `ray start` flags: words (--num-gpus=1 --resources=...) or a JSON\n"
+    "                        array of strings; a flag given here replaces rayboot's own of that name\n"
+    "  RAYBOOT_WORKERS_EXPECTED  how many workers the head waits for (default: from Volcano)\n"
+    "  RAYBOOT_RAY           the ray executable (default: ray on PATH)\n"
+    "  RAYBOOT_POD_NAME, RAYBOOT_POD_NAMESPACE  from the downward API (default: HOSTNAME, the\n"
+    "                        service-account namespace file)\n"
+    "  RAYBOOT_CLUSTER_DOMAIN  the cluster domain (default: from /etc/hosts or resolv.conf, else cluster.local)\n"
+    "  RAYBOOT_ROOT          a directory put in front of every file path rayboot reads (tests)\n"
+    "  RAYBOOT_DEBUG=1       debug log lines\n"
+    "  Also read: HOSTNAME, JOB_COMPLETION_INDEX (Indexed Jobs), VC_<TASK>_HOSTS, VC_<TASK>_NUM,\n"
+    "  VK_TASK_INDEX, VC_TASK_INDEX (Volcano), NVIDIA_VISIBLE_DEVICES (GPU count).\n"
+    "\n"
+    "Files (under RAYBOOT_ROOT): /etc/volcano/*.host, /etc/hosts, /etc/resolv.conf,\n"
+    "  /var/run/secrets/kubernetes.io/serviceaccount/namespace, /sys/fs/cgroup/{cpu,memory}.max\n"
+    "\n"
+    "Exit codes: 0 success; 2 usage or configuration error; 75 a wait's deadline passed;\n"
+    "  126/127 COMMAND could not be executed / was not found; otherwise COMMAND's own code, or\n"
+    "  128+N when signal N ended it.\n";
+
+void usage_print(FILE *out)
+{
+    fputs(usage_text, out);
+}

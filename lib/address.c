@@ -1,0 +1,67 @@
+/* Address and port syntax; it never resolves anything. */
+#include "address.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <string.h>
+
+#include "dnsname.h"
+
+int port_parse(const char *text, int *port, struct errbuf *err)
+{
+    long value = 0;
+    size_t i;
+    if (!text[0])
+        return errbuf_set(err, "port is empty (expected a number 1..65535)");
+    for (i = 0; text[i]; i++) {
+        if (!isdigit((unsigned char)text[i]))
+            return errbuf_set(err, "port is not a number (expected 1..65535)");
+        if (i >= 5)
+            return errbuf_set(err, "port out of range (expected 1..65535)");
+        value = value * 10 + (text[i] - '0');
+    }
+    if (value < 1 || value > 65535)
+        return errbuf_set(err, "port out of range (expected 1..65535)");
+    *port = (int)value;
+    return 0;
+}
+
+int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port,
+                  struct errbuf *err)
+{
+    const char *colon;
+    size_t host_len;
+    const char *host_start = text;
+
+    if (text[0] == '[') {
+        const char *close = strchr(text, ']');
+        if (!close || close[1] != ':')
+            return errbuf_set(err, "bracketed IPv6 host must be followed by :port (expected [addr]:port)");
+        host_start = text + 1;
+        host_len = (size_t)(close - host_start);
+        colon = close + 1;
+    } else {
+        colon = strrchr(text, ':');
+        if (!colon)
+            return errbuf_set(err, "missing :port (expected host:port)");
+        if (memchr(text, ':', (size_t)(colon - text)))
+            return errbuf_set(err, "an IPv6 host needs brackets (expected [addr]:port)");
+        host_len = (size_t)(colon - text);
+    }
+    if (host_len > 0 && host_start[host_len - 1] == '.' && text[0] != '[')
+        host_len--;
+    if (host_len == 0)
+        return errbuf_set(err, "host is empty (expected host:port)");
+    if (host_len >= ADDRESS_HOST_MAX_BYTES)
+        return errbuf_set(err, "host is longer than %d bytes", DNS_NAME_MAX_BYTES);
+    memcpy(host, host_start, host_len);
+    host[host_len] = '\0';
+    if (text[0] == '[') {
+        unsigned char addr[16];
+        if (inet_pton(AF_INET6, host, addr) != 1)
+            return errbuf_set(err, "'%s' is not an IPv6 address", host);
+    } else if (!dnsname_valid(host, host_len)) {
+        return errbuf_set(err, "'%s' is not a valid host name", host);
+    }
+    return port_parse(colon + 1, port, err);
+}

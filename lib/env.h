@@ -1,0 +1,10 @@
+/* Environment lookups in an explicit envp, so the planner is a pure function of its inputs. */
+#ifndef RAYBOOT_ENV_H
+#define RAYBOOT_ENV_H
+
+/* Returns the value of name in envp (KEY=VALUE strings, NULL-terminated), or NULL. */
+const char *env_lookup(const char *const *envp, const char *name);
+/* Like env_lookup, but an empty value counts as unset. */
+const char *env_lookup_nonempty(const char *const *envp, const char *name);
+
+#endif

@@ -1,0 +1,12 @@
+/* Exit codes both programs use; documented in README.md ("Exit codes"). */
+#ifndef RAYBOOT_EXITCODE_H
+#define RAYBOOT_EXITCODE_H
+
+#define EXIT_OK 0
+#define EXIT_CONFIG 2          /* usage or configuration error; the message names the culprit */
+#define EXIT_WAIT_DEADLINE 75  /* EX_TEMPFAIL: a wait's deadline passed */
+#define EXIT_CANNOT_EXEC 126   /* the command exists but could not be executed */
+#define EXIT_NOT_FOUND 127     /* the command was not found */
+#define EXIT_SIGNAL_BASE 128   /* 128+N: signal N ended the child */
+
+#endif

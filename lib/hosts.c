@@ -1,0 +1,66 @@
+/* /etc/hosts lookup of the pod's own FQDN. Resolving other names is c-ares' job (lib/dns.c). */
+#include "hosts.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Copies the next whitespace-separated field of [*p, end) into a bounded view. */
+static bool next_field(const char **p, const char *end, const char **field, size_t *len)
+{
+    while (*p < end && isspace((unsigned char)**p))
+        (*p)++;
+    if (*p >= end || **p == '#')
+        return false;
+    *field = *p;
+    while (*p < end && !isspace((unsigned char)**p) && **p != '#')
+        (*p)++;
+    *len = (size_t)(*p - *field);
+    return true;
+}
+
+static bool line_find_fqdn(const char *line, const char *end, const char *hostname, size_t host_len,
+                           char fqdn[DNS_NAME_MAX_BYTES + 1])
+{
+    const char *p = line, *field;
+    size_t len;
+    bool names_host = false;
+    const char *best = NULL;
+    size_t best_len = 0;
+
+    if (!next_field(&p, end, &field, &len)) /* the address */
+        return false;
+    while (next_field(&p, end, &field, &len)) {
+        if (len == host_len && memcmp(field, hostname, len) == 0)
+            names_host = true;
+        else if (len > host_len + 1 && len <= DNS_NAME_MAX_BYTES && !best &&
+                 memcmp(field, hostname, host_len) == 0 && field[host_len] == '.') {
+            best = field;
+            best_len = len;
+        }
+    }
+    if (!best || !names_host)
+        return false;
+    memcpy(fqdn, best, best_len);
+    fqdn[best_len] = '\0';
+    if (best_len > 0 && fqdn[best_len - 1] == '.')
+        fqdn[best_len - 1] = '\0';
+    return true;
+}
+
+int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_MAX_BYTES + 1])
+{
+    size_t host_len = strlen(hostname);
+    const char *line = text;
+    if (host_len == 0)
+        return -1;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        if (line_find_fqdn(line, end, hostname, host_len, fqdn))
+            return 0;
+        line = *end ? end + 1 : end;
+    }
+    return -1;
+}

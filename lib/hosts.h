@@ -1,0 +1,16 @@
+/* The kubelet-written /etc/hosts: where a pod learns its own fully qualified name. */
+#ifndef RAYBOOT_HOSTS_H
+#define RAYBOOT_HOSTS_H
+
+#include <stddef.h>
+
+#include "dnsname.h"
+
+/* The kubelet writes a few lines; anything near this size is not its file. */
+#define HOSTS_FILE_MAX_BYTES (1024 * 1024)
+
+/* Finds the line naming `hostname` and returns in fqdn the first name on it that starts with
+ * "hostname." (e.g. J-T-0.J.NS.svc.cluster.local for J-T-0). Returns 0, or -1 when there is none. */
+int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_MAX_BYTES + 1]);
+
+#endif

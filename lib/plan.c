@@ -1,0 +1,556 @@
+/* The planner: reads what the pod was given (explicit settings, Volcano's host lists, an Indexed
+ * Job's index, the kubelet's files) and decides role, head and `ray start`. Waiting for the head
+ * and running Ray belong to others; nothing here touches the network or spawns anything. */
+#include "plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "env.h"
+#include "fsroot.h"
+#include "hosts.h"
+#include "raystart.h"
+#include "resolvconf.h"
+#include "volcano.h"
+
+#define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+#define SA_NAMESPACE_MAX_BYTES 256
+#define DEFAULT_CLUSTER_DOMAIN "cluster.local"
+/* A count or index beyond this is garbage, not a cluster (Volcano's largest jobs are ~10^4). */
+#define PLAN_COUNT_MAX 1000000L
+
+/* What the pod knows about itself, gathered before any decision. */
+struct pod_view {
+    const char *root;
+    char hostname[DNS_NAME_MAX_BYTES + 1];
+    char fqdn[DNS_NAME_MAX_BYTES + 1]; /* from /etc/hosts; empty when there is none */
+};
+
+/* A detected (or explicit) topology, before ray start is built. */
+struct detection {
+    bool found;
+    enum plan_role role;
+    char head_host[ADDRESS_HOST_MAX_BYTES];
+};
+
+const char *plan_role_name(enum plan_role role)
+{
+    switch (role) {
+    case PLAN_ROLE_HEAD:
+        return "head";
+    case PLAN_ROLE_WORKER:
+        return "worker";
+    case PLAN_ROLE_SUBMITTER:
+        return "submitter";
+    }
+    return "?";
+}
+
+const char *plan_source_name(enum plan_source source)
+{
+    switch (source) {
+    case PLAN_SOURCE_VOLCANO:
+        return "volcano";
+    case PLAN_SOURCE_INDEXED_JOB:
+        return "indexed-job";
+    case PLAN_SOURCE_EXPLICIT:
+        return "explicit";
+    }
+    return "?";
+}
+
+static int copy_str(char *dst, size_t cap, const char *src)
+{
+    int n = snprintf(dst, cap, "%s", src);
+    return (n < 0 || (size_t)n >= cap) ? -1 : 0;
+}
+
+/* A whole decimal number in 0..PLAN_COUNT_MAX, surrounding whitespace allowed. */
+static int parse_count(const char *text, long *out)
+{
+    char *end;
+    long v;
+    while (isspace((unsigned char)*text))
+        text++;
+    if (!isdigit((unsigned char)*text))
+        return -1;
+    errno = 0;
+    v = strtol(text, &end, 10);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || *end || v > PLAN_COUNT_MAX)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int warn(struct plan *p, struct errbuf *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int warn(struct plan *p, struct errbuf *err, const char *fmt, ...)
+{
+    char msg[ERRBUF_MAX_BYTES];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return strv_push(&p->warnings, msg) < 0 ? errbuf_set(err, "out of memory") : 0;
+}
+
+/* The n-th dot-separated label of name (0-based) into out; -1 when there is none. */
+static int label_at(const char *name, int n, char *out, size_t cap)
+{
+    const char *start = name;
+    for (int i = 0; i < n; i++) {
+        start = strchr(start, '.');
+        if (!start)
+            return -1;
+        start++;
+    }
+    size_t len = strcspn(start, ".");
+    if (len == 0 || len >= cap)
+        return -1;
+    memcpy(out, start, len);
+    out[len] = '\0';
+    return 0;
+}
+
+static int read_pod_view(const struct plan_input *in, struct pod_view *pod, struct errbuf *err)
+{
+    const char *hostname = env_lookup_nonempty(in->envp, "HOSTNAME");
+    char *text;
+    if (!hostname)
+        hostname = in->hostname ? in->hostname : "";
+    if (copy_str(pod->hostname, sizeof(pod->hostname), hostname) < 0 ||
+        (hostname[0] && !dnsname_valid(hostname, strlen(hostname))))
+        return errbuf_set(err, "HOSTNAME=%.80s: not a valid host name", hostname);
+    pod->fqdn[0] = '\0';
+    if (pod->hostname[0] &&
+        fsroot_read(pod->root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &text, NULL, err) == 0) {
+        if (hosts_find_fqdn(text, pod->hostname, pod->fqdn) < 0)
+            pod->fqdn[0] = '\0';
+        free(text);
+    } else if (pod->hostname[0] && errno != ENOENT) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Namespace: the downward API's RAYBOOT_POD_NAMESPACE, else the service-account file, else the
+ * pod's FQDN (host.sub.NS.svc...), else the first search domain (NS.svc.<domain>). */
+static int find_namespace(const struct plan_input *in, const struct pod_view *pod,
+                          const struct resolvconf *rc, struct plan *p, struct errbuf *err)
+{
+    const char *given = env_lookup_nonempty(in->envp, "RAYBOOT_POD_NAMESPACE");
+    char *text = NULL;
+    char label[DNS_LABEL_MAX_BYTES + 1];
+
+    if (given) {
+        if (!dnsname_label_valid(given, strlen(given)))
+            return errbuf_set(err, "RAYBOOT_POD_NAMESPACE=%.80s: not a valid namespace name", given);
+        return copy_str(p->namespace_, sizeof(p->namespace_), given);
+    }
+    if (fsroot_read(pod->root, SA_NAMESPACE_FILE, SA_NAMESPACE_MAX_BYTES, &text, NULL, err) == 0) {
+        size_t len = strlen(text);
+        while (len > 0 && isspace((unsigned char)text[len - 1]))
+            text[--len] = '\0';
+        if (!dnsname_label_valid(text, len)) {
+            free(text);
+            return errbuf_set(err, "%s: not a valid namespace name", SA_NAMESPACE_FILE);
+        }
+        copy_str(p->namespace_, sizeof(p->namespace_), text);
+        free(text);
+        return 0;
+    }
+    if (pod->fqdn[0] && strstr(pod->fqdn, ".svc.") && label_at(pod->fqdn, 2, label, sizeof(label)) == 0 &&
+        dnsname_label_valid(label, strlen(label)))
+        return copy_str(p->namespace_, sizeof(p->namespace_), label);
+    if (rc->nsearch > 0 && label_at(rc->search[0], 1, label, sizeof(label)) == 0 &&
+        strcmp(label, "svc") == 0 && label_at(rc->search[0], 0, label, sizeof(label)) == 0)
+        return copy_str(p->namespace_, sizeof(p->namespace_), label);
+    return 0;
+}
+
+/* Cluster domain: RAYBOOT_CLUSTER_DOMAIN, else what follows ".NS.svc." in the pod's FQDN, else
+ * the resolv.conf search path, else cluster.local. */
+static int find_cluster_domain(const struct plan_input *in, const struct pod_view *pod,
+                               const struct resolvconf *rc, struct plan *p, struct errbuf *err)
+{
+    const char *given = env_lookup_nonempty(in->envp, "RAYBOOT_CLUSTER_DOMAIN");
+    const char *svc = pod->fqdn[0] ? strstr(pod->fqdn, ".svc.") : NULL;
+    const char *domain = DEFAULT_CLUSTER_DOMAIN;
+    if (given) {
+        size_t len = strlen(given);
+        if (len > 0 && given[len - 1] == '.')
+            len--;
+        if (!dnsname_valid(given, len))
+            return errbuf_set(err, "RAYBOOT_CLUSTER_DOMAIN=%.80s: not a valid domain", given);
+        snprintf(p->cluster_domain, sizeof(p->cluster_domain), "%.*s", (int)len, given);
+        return 0;
+    }
+    if (svc && svc[5])
+        domain = svc + 5;
+    else if (resolvconf_cluster_domain(rc))
+        domain = resolvconf_cluster_domain(rc);
+    return copy_str(p->cluster_domain, sizeof(p->cluster_domain), domain);
+}
+
+/* host ("J-head-0.J") qualified as host.NS.svc.<domain>. */
+static int qualify(const struct plan *p, const char *host, char *out, size_t cap)
+{
+    int n;
+    if (!p->namespace_[0])
+        n = snprintf(out, cap, "%s", host);
+    else
+        n = snprintf(out, cap, "%s.%s.svc.%s", host, p->namespace_, p->cluster_domain);
+    return (n < 0 || (size_t)n >= cap) ? -1 : 0;
+}
+
+static void list_tasks(const struct volcano_tasks *vt, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < vt->ntasks && used < cap; i++) {
+        int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", vt->tasks[i].key);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    for (char *c = out; *c; c++)
+        *c = *c == '_' ? '-' : *c;
+}
+
+/* VK_TASK_INDEX / VC_TASK_INDEX only cross-check what the host lists say. */
+static int cross_check_index(const struct plan_input *in, struct plan *p, struct errbuf *err)
+{
+    static const char *const names[] = {"VC_TASK_INDEX", "VK_TASK_INDEX"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = env_lookup(in->envp, names[i]);
+        long idx;
+        if (!v)
+            continue;
+        if (parse_count(v, &idx) < 0)
+            return errbuf_set(err, "%s=%.40s: not a task index (expected a number)", names[i], v);
+        if (idx != p->index && warn(p, err, "%s=%ld, but HOSTNAME=%s is entry %ld of task %s; using the host list",
+                                    names[i], idx, p->pod_name, p->index, p->task) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int detect_volcano(const struct plan_input *in, const struct pod_view *pod,
+                          const struct volcano_tasks *vt, bool role_given, struct plan *p,
+                          struct detection *d, struct errbuf *err)
+{
+    const struct volcano_task *head = volcano_find_task(vt, in->plugin->head_task);
+    char tasks[512];
+    size_t t, i;
+
+    list_tasks(vt, tasks, sizeof(tasks));
+    p->workers_expected = 0;
+    for (size_t k = 0; k < vt->ntasks; k++) {
+        const struct volcano_task *task = &vt->tasks[k];
+        if (task == head)
+            continue;
+        p->workers_expected += (long)task->nhosts;
+        if (task->declared >= 0 && (size_t)task->declared != task->nhosts &&
+            warn(p, err, "task %s: VC_*_NUM says %ld but its list has %zu hosts; using the list", task->key,
+                 task->declared, task->nhosts) < 0)
+            return -1;
+    }
+    if (!head) {
+        p->workers_expected = -1;
+        if (!env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS"))
+            return errbuf_set(err, "no Volcano task named '%s' in %s (tasks: %s): name the head task "
+                                   "with --head=TASK (on the command line or in RAYBOOT_PLUGIN_ARGS)",
+                              in->plugin->head_task, vt->origin, tasks);
+        if (warn(p, err, "no Volcano task named '%s' (tasks: %s); the head comes from RAYBOOT_HEAD_ADDRESS",
+                 in->plugin->head_task, tasks) < 0)
+            return -1;
+    } else {
+        copy_str(d->head_host, sizeof(d->head_host), head->hosts[0]);
+        label_at(head->hosts[0], 1, p->job, sizeof(p->job));
+    }
+    if (volcano_find_host(vt, pod->hostname, &t, &i) < 0) {
+        if (!role_given)
+            return errbuf_set(err, "HOSTNAME=%s is in no Volcano task host list in %s (tasks: %s): "
+                                   "set RAYBOOT_ROLE=head|worker, or check the pod's hostname",
+                              pod->hostname, vt->origin, tasks);
+        return warn(p, err, "HOSTNAME=%s is in no Volcano task host list (tasks: %s); using RAYBOOT_ROLE",
+                    pod->hostname, tasks);
+    }
+    copy_str(p->task, sizeof(p->task), vt->tasks[t].key);
+    for (char *c = p->task; *c; c++) /* task names are DNS labels: '_' can only have been '-' */
+        *c = *c == '_' ? '-' : *c;
+    p->index = (long)i;
+    label_at(vt->tasks[t].hosts[i], 1, p->job, sizeof(p->job));
+    d->found = true;
+    if (&vt->tasks[t] == head) {
+        if (i != 0 && !role_given)
+            return errbuf_set(err, "task %s has %zu replicas, but a Ray cluster has one head: this pod "
+                                   "(HOSTNAME=%s) is replica %zu; set the head task's replicas to 1",
+                              p->task, head->nhosts, pod->hostname, i);
+        d->role = PLAN_ROLE_HEAD;
+    } else {
+        d->role = PLAN_ROLE_WORKER;
+    }
+    return cross_check_index(in, p, err);
+}
+
+static int detect_indexed_job(const struct plan_input *in, const struct pod_view *pod,
+                              const char *index_text, bool explicit_head, struct plan *p,
+                              struct detection *d, struct errbuf *err)
+{
+    char suffix[32], subdomain[DNS_LABEL_MAX_BYTES + 1];
+    size_t host_len = strlen(pod->hostname), suffix_len;
+    (void)in;
+
+    if (parse_count(index_text, &p->index) < 0)
+        return errbuf_set(err, "JOB_COMPLETION_INDEX=%.40s: not an index (expected a number)", index_text);
+    suffix_len = (size_t)snprintf(suffix, sizeof(suffix), "-%ld", p->index);
+    if (host_len <= suffix_len || strcmp(pod->hostname + host_len - suffix_len, suffix) != 0 ||
+        host_len - suffix_len > DNS_LABEL_MAX_BYTES)
+        return errbuf_set(err, "HOSTNAME=%s does not end in %s (JOB_COMPLETION_INDEX=%ld): an Indexed "
+                               "Job's hostname is <job>-<index>",
+                          pod->hostname, suffix, p->index);
+    memcpy(p->job, pod->hostname, host_len - suffix_len);
+    p->job[host_len - suffix_len] = '\0';
+    d->found = true;
+    d->role = p->index == 0 ? PLAN_ROLE_HEAD : PLAN_ROLE_WORKER;
+    if (!pod->fqdn[0] || label_at(pod->fqdn, 1, subdomain, sizeof(subdomain)) < 0) {
+        if (explicit_head || d->role == PLAN_ROLE_HEAD)
+            return 0;
+        return errbuf_set(err, "/etc/hosts has no fully qualified name for HOSTNAME=%s, so the head's "
+                               "name is unknown: give the Indexed Job's pods a subdomain (a headless "
+                               "Service), or set RAYBOOT_HEAD_ADDRESS=host:port",
+                          pod->hostname);
+    }
+    if (snprintf(d->head_host, sizeof(d->head_host), "%s-0.%s", p->job, subdomain) >= (int)sizeof(d->head_host))
+        return errbuf_set(err, "HOSTNAME=%s: head name too long", pod->hostname);
+    return 0;
+}
+
+static int parse_role(const char *text, enum plan_role *role, struct errbuf *err)
+{
+    if (strcmp(text, "head") == 0)
+        *role = PLAN_ROLE_HEAD;
+    else if (strcmp(text, "worker") == 0)
+        *role = PLAN_ROLE_WORKER;
+    else if (strcmp(text, "submitter") == 0)
+        *role = PLAN_ROLE_SUBMITTER;
+    else
+        return errbuf_set(err, "RAYBOOT_ROLE=%.40s: expected head, worker or submitter", text);
+    return 0;
+}
+
+/* Decides role, source and head, with explicit settings winning over detection. */
+static int decide(const struct plan_input *in, const struct pod_view *pod, struct plan *p,
+                  struct errbuf *err)
+{
+    const char *role_text = env_lookup_nonempty(in->envp, "RAYBOOT_ROLE");
+    const char *address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS");
+    const char *index_text = env_lookup_nonempty(in->envp, "JOB_COMPLETION_INDEX");
+    struct volcano_tasks vt;
+    struct detection d = {0};
+    enum plan_role explicit_role = PLAN_ROLE_WORKER;
+    char host[ADDRESS_HOST_MAX_BYTES];
+    int port = in->plugin->port, found;
+
+    if (role_text && parse_role(role_text, &explicit_role, err) < 0)
+        return -1;
+    if (address && address_parse(address, host, &port, err) < 0)
+        return errbuf_prefix(err, "RAYBOOT_HEAD_ADDRESS=%.80s", address);
+
+    found = volcano_load(pod->root, in->envp, &vt, err);
+    if (found < 0)
+        return -1;
+    if (found > 0) {
+        p->source = PLAN_SOURCE_VOLCANO;
+        int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, &d, err);
+        volcano_tasks_free(&vt);
+        if (rc < 0)
+            return -1;
+    } else if (index_text) {
+        p->source = PLAN_SOURCE_INDEXED_JOB;
+        if (detect_indexed_job(in, pod, index_text, address != NULL, p, &d, err) < 0)
+            return -1;
+    } else if (!role_text) {
+        return errbuf_set(err, "cannot tell whether this pod is the Ray head or a worker: set "
+                               "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
+                               "or run it in a Volcano Job with the svc plugin, or in an Indexed Job "
+                               "(JOB_COMPLETION_INDEX)");
+    }
+
+    p->role = d.role;
+    if (role_text) {
+        if (d.found && d.role != explicit_role &&
+            warn(p, err, "RAYBOOT_ROLE=%s, but %s says this pod is a %s; keeping RAYBOOT_ROLE", role_text,
+                 plan_source_name(p->source), plan_role_name(d.role)) < 0)
+            return -1;
+        p->role = explicit_role;
+        p->source = PLAN_SOURCE_EXPLICIT;
+    }
+
+    p->head_port = port;
+    if (address) {
+        if (d.head_host[0] && strcmp(d.head_host, host) != 0 &&
+            warn(p, err, "RAYBOOT_HEAD_ADDRESS=%s overrides the detected head %s", address, d.head_host) < 0)
+            return -1;
+        if (in->plugin->port_given && in->plugin->port != port &&
+            warn(p, err, "RAYBOOT_HEAD_ADDRESS port %d overrides --port=%d", port, in->plugin->port) < 0)
+            return -1;
+        copy_str(p->head_host, sizeof(p->head_host), host);
+        copy_str(p->head_fqdn, sizeof(p->head_fqdn), host);
+        if (!d.found && !role_text)
+            p->source = PLAN_SOURCE_EXPLICIT;
+        return 0;
+    }
+    if (d.head_host[0]) {
+        copy_str(p->head_host, sizeof(p->head_host), d.head_host);
+        if (qualify(p, d.head_host, p->head_fqdn, sizeof(p->head_fqdn)) < 0)
+            return errbuf_set(err, "head name %s.%s.svc.%s is too long", d.head_host, p->namespace_,
+                              p->cluster_domain);
+        return 0;
+    }
+    if (p->role != PLAN_ROLE_HEAD)
+        return errbuf_set(err, "RAYBOOT_ROLE=%s needs RAYBOOT_HEAD_ADDRESS=host:port: nothing else here "
+                               "names the head", plan_role_name(p->role));
+    /* A head that found no name for itself is known by its own. */
+    copy_str(p->head_host, sizeof(p->head_host), pod->hostname);
+    copy_str(p->head_fqdn, sizeof(p->head_fqdn), pod->fqdn[0] ? pod->fqdn : pod->hostname);
+    return 0;
+}
+
+/* --num-cpus, --memory from cgroup v2; --num-gpus from NVIDIA_VISIBLE_DEVICES. Unreadable or
+ * odd files leave the choice to Ray with a warning: they are the kernel's, not the user's. */
+static int read_resources(const struct plan_input *in, const struct pod_view *pod, struct plan *p,
+                          struct raystart_input *rs, struct errbuf *err)
+{
+    static const char *const files[] = {"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory.max"};
+    const char *gpus = env_lookup(in->envp, "NVIDIA_VISIBLE_DEVICES");
+    struct errbuf ignored;
+
+    for (size_t i = 0; i < 2; i++) {
+        char *text;
+        int rc;
+        if (fsroot_read(pod->root, files[i], CGROUP_FILE_MAX_BYTES, &text, NULL, &ignored) < 0)
+            continue;
+        rc = i == 0 ? cgroup_parse_cpu_max(text, &rs->num_cpus) : cgroup_parse_memory_max(text, &rs->memory_bytes);
+        if (rc < 0 && warn(p, err, "%s: cannot parse '%.40s'; leaving that resource to Ray", files[i], text) < 0) {
+            free(text);
+            return -1;
+        }
+        free(text);
+    }
+    rs->num_gpus = -1;
+    /* A device list ("0,1" or GPU UUIDs) says how many; "all", "none" and "void" leave Ray's own
+     * detection to count what is really there. */
+    if (gpus && *gpus && strcmp(gpus, "all") != 0 && strcmp(gpus, "none") != 0 && strcmp(gpus, "void") != 0) {
+        rs->num_gpus = 1;
+        for (const char *c = gpus; *c; c++)
+            rs->num_gpus += *c == ',';
+    }
+    return 0;
+}
+
+static int build_env(const struct plan_input *in, struct plan *p)
+{
+    int rc = 0;
+    const char *node_type = p->task[0] ? p->task : plan_role_name(p->role);
+    /* What the user set themselves wins: only missing variables are added. */
+    if (!env_lookup(in->envp, "RAY_CLOUD_INSTANCE_ID"))
+        rc |= strv_pushf(&p->ray_env, "RAY_CLOUD_INSTANCE_ID=%s", p->pod_name);
+    if (!env_lookup(in->envp, "RAY_NODE_TYPE_NAME"))
+        rc |= strv_pushf(&p->ray_env, "RAY_NODE_TYPE_NAME=%s", node_type);
+    if (!env_lookup(in->envp, "RAY_ADDRESS")) {
+        if (p->role == PLAN_ROLE_HEAD)
+            rc |= strv_pushf(&p->command_env, "RAY_ADDRESS=127.0.0.1:%d", p->head_port);
+        else
+            rc |= strv_pushf(&p->command_env, "RAY_ADDRESS=%s:%d", p->head_fqdn, p->head_port);
+    }
+    return rc ? -1 : 0;
+}
+
+int plan_plugin_args(const char *const *envp, struct plugin_args *pa, struct errbuf *err)
+{
+    const char *list = env_lookup(envp, "RAYBOOT_PLUGIN_ARGS");
+    plugin_args_init(pa);
+    if (list && plugin_args_parse_list(pa, list, err) < 0)
+        return errbuf_prefix(err, "RAYBOOT_PLUGIN_ARGS");
+    return 0;
+}
+
+static void plan_init(struct plan *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->index = -1;
+    p->workers_expected = -1;
+    strv_init(&p->ray_start);
+    strv_init(&p->command);
+    strv_init(&p->ray_env);
+    strv_init(&p->command_env);
+    strv_init(&p->warnings);
+}
+
+void plan_free(struct plan *p)
+{
+    strv_free(&p->ray_start);
+    strv_free(&p->command);
+    strv_free(&p->ray_env);
+    strv_free(&p->command_env);
+    strv_free(&p->warnings);
+}
+
+int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
+{
+    struct pod_view pod = {0};
+    struct resolvconf rc;
+    struct raystart_input rs = {0};
+    const char *workers = env_lookup_nonempty(in->envp, "RAYBOOT_WORKERS_EXPECTED");
+    const char *pod_name = env_lookup_nonempty(in->envp, "RAYBOOT_POD_NAME");
+    char *text;
+
+    plan_init(p);
+    pod.root = env_lookup_nonempty(in->envp, "RAYBOOT_ROOT");
+    if (read_pod_view(in, &pod, err) < 0)
+        return -1;
+    memset(&rc, 0, sizeof(rc));
+    if (fsroot_read(pod.root, "/etc/resolv.conf", RESOLVCONF_FILE_MAX_BYTES, &text, NULL, err) == 0) {
+        resolvconf_parse(text, &rc);
+        free(text);
+    }
+    if (find_namespace(in, &pod, &rc, p, err) < 0 || find_cluster_domain(in, &pod, &rc, p, err) < 0)
+        return -1;
+    copy_str(p->pod_name, sizeof(p->pod_name), pod_name ? pod_name : pod.hostname);
+    p->dashboard_port = in->plugin->dashboard_port;
+    p->client_port = in->plugin->client_port;
+    if (decide(in, &pod, p, err) < 0)
+        return -1;
+    if (workers && parse_count(workers, &p->workers_expected) < 0)
+        return errbuf_set(err, "RAYBOOT_WORKERS_EXPECTED=%.40s: not a count (expected a number)", workers);
+
+    for (int i = 0; i < in->command_argc; i++) {
+        if (strv_push(&p->command, in->command[i]) < 0)
+            return errbuf_set(err, "out of memory");
+    }
+    if (build_env(in, p) < 0)
+        return errbuf_set(err, "out of memory");
+    if (p->role == PLAN_ROLE_SUBMITTER)
+        return 0;
+    if (read_resources(in, &pod, p, &rs, err) < 0)
+        return -1;
+    rs.ray = env_lookup_nonempty(in->envp, "RAYBOOT_RAY");
+    if (!rs.ray)
+        rs.ray = "ray";
+    rs.head = p->role == PLAN_ROLE_HEAD;
+    rs.head_fqdn = p->head_fqdn;
+    rs.port = p->head_port;
+    rs.dashboard_port = p->dashboard_port;
+    rs.client_port = p->client_port;
+    rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
+    return raystart_build(&rs, &p->ray_start, &p->warnings, err);
+}

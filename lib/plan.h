@@ -1,0 +1,61 @@
+/* The plan: which role this pod plays, where the head is, and the exact `ray start` argv. A pure
+ * function of the environment, the pod's files (under RAYBOOT_ROOT) and the plugin flags; both
+ * programs use it, so the sidecar finds the GCS by the same rules as rayboot. */
+#ifndef RAYBOOT_PLAN_H
+#define RAYBOOT_PLAN_H
+
+#include <stdbool.h>
+
+#include "address.h"
+#include "dnsname.h"
+#include "errbuf.h"
+#include "pluginargs.h"
+#include "strv.h"
+
+enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
+enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT };
+
+struct plan_input {
+    const char *const *envp;
+    const struct plugin_args *plugin; /* from plan_plugin_args, then the command line */
+    const char *hostname;             /* gethostname(), used when HOSTNAME is unset */
+    char *const *command;             /* the user's command (after "--"), may be NULL */
+    int command_argc;
+};
+
+struct plan {
+    enum plan_role role;
+    enum plan_source source;
+    /* Empty strings and -1 mean "unknown" (null in JSON). */
+    char job[DNS_LABEL_MAX_BYTES + 1];
+    char namespace_[DNS_LABEL_MAX_BYTES + 1];
+    char task[DNS_LABEL_MAX_BYTES + 1];
+    char pod_name[DNS_NAME_MAX_BYTES + 1];
+    char cluster_domain[DNS_NAME_MAX_BYTES + 1];
+    long index;
+    char head_host[ADDRESS_HOST_MAX_BYTES];
+    char head_fqdn[ADDRESS_HOST_MAX_BYTES];
+    int head_port;
+    int dashboard_port;
+    int client_port;
+    long workers_expected;
+    struct strv ray_start;   /* argv; [0] is the ray executable, [1] "start" */
+    struct strv command;     /* the user's argv, or empty */
+    struct strv ray_env;     /* KEY=VALUE added for Ray and the command */
+    struct strv command_env; /* KEY=VALUE added for the command only */
+    struct strv warnings;
+};
+
+/* Volcano's defaults, then RAYBOOT_PLUGIN_ARGS from envp; the caller applies command-line flags
+ * on top (they win). The message names RAYBOOT_PLUGIN_ARGS and the flag. */
+int plan_plugin_args(const char *const *envp, struct plugin_args *pa, struct errbuf *err);
+
+/* Builds the plan. Returns 0, or -1 with a message naming the variable, flag or file at fault
+ * (a configuration error: rayboot exits 2). plan_free is needed either way. */
+int plan_build(const struct plan_input *in, struct plan *out, struct errbuf *err);
+void plan_free(struct plan *p);
+
+const char *plan_role_name(enum plan_role role);
+const char *plan_source_name(enum plan_source source);
+
+#endif

@@ -1,0 +1,134 @@
+/* Rendering a plan; deciding it is plan.c's job. JSON goes through cJSON so every string is
+ * escaped correctly whatever the environment held. */
+#include "plan_render.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static cJSON *string_or_null(const char *s)
+{
+    return s[0] ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *number_or_null(long n)
+{
+    return n >= 0 ? cJSON_CreateNumber((double)n) : cJSON_CreateNull();
+}
+
+static cJSON *string_array(const struct strv *v)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < v->len; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(v->items[i]));
+    return arr;
+}
+
+/* KEY=VALUE strings as an object. */
+static cJSON *env_object(const struct strv *v)
+{
+    cJSON *obj = cJSON_CreateObject();
+    for (size_t i = 0; obj && i < v->len; i++) {
+        const char *eq = strchr(v->items[i], '=');
+        char key[256];
+        if (!eq || (size_t)(eq - v->items[i]) >= sizeof(key))
+            continue;
+        memcpy(key, v->items[i], (size_t)(eq - v->items[i]));
+        key[eq - v->items[i]] = '\0';
+        cJSON_AddItemToObject(obj, key, cJSON_CreateString(eq + 1));
+    }
+    return obj;
+}
+
+char *plan_render_json(const struct plan *p)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *head = cJSON_CreateObject();
+    char *out;
+
+    cJSON_AddItemToObject(root, "role", cJSON_CreateString(plan_role_name(p->role)));
+    cJSON_AddItemToObject(root, "source", cJSON_CreateString(plan_source_name(p->source)));
+    cJSON_AddItemToObject(root, "job", string_or_null(p->job));
+    cJSON_AddItemToObject(root, "namespace", string_or_null(p->namespace_));
+    cJSON_AddItemToObject(root, "task", string_or_null(p->task));
+    cJSON_AddItemToObject(root, "index", number_or_null(p->index));
+    cJSON_AddItemToObject(root, "pod", string_or_null(p->pod_name));
+    cJSON_AddItemToObject(head, "host", string_or_null(p->head_host));
+    cJSON_AddItemToObject(head, "fqdn", string_or_null(p->head_fqdn));
+    cJSON_AddItemToObject(head, "port", cJSON_CreateNumber(p->head_port));
+    cJSON_AddItemToObject(head, "dashboard_port", cJSON_CreateNumber(p->dashboard_port));
+    cJSON_AddItemToObject(head, "client_port", cJSON_CreateNumber(p->client_port));
+    cJSON_AddItemToObject(root, "head", head);
+    cJSON_AddItemToObject(root, "workers_expected", number_or_null(p->workers_expected));
+    cJSON_AddItemToObject(root, "ray_start", string_array(&p->ray_start));
+    cJSON_AddItemToObject(root, "command", string_array(&p->command));
+    cJSON_AddItemToObject(root, "env", env_object(&p->ray_env));
+    cJSON_AddItemToObject(root, "command_env", env_object(&p->command_env));
+    cJSON_AddItemToObject(root, "warnings", string_array(&p->warnings));
+    out = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return out;
+}
+
+/* Appends to a growing buffer; on failure the buffer is freed and *buf set to NULL. */
+static void append(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char **buf, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    char *piece = NULL, *grown;
+    int n;
+    if (!*buf)
+        return;
+    va_start(ap, fmt);
+    n = vasprintf(&piece, fmt, ap);
+    va_end(ap);
+    grown = n < 0 ? NULL : realloc(*buf, *len + (size_t)n + 1);
+    if (!grown) {
+        free(piece);
+        free(*buf);
+        *buf = NULL;
+        return;
+    }
+    memcpy(grown + *len, piece, (size_t)n + 1);
+    *len += (size_t)n;
+    *buf = grown;
+    free(piece);
+}
+
+static void append_list(char **buf, size_t *len, const char *label, const struct strv *v)
+{
+    append(buf, len, "%-17s", label);
+    if (v->len == 0)
+        append(buf, len, " (none)");
+    for (size_t i = 0; i < v->len; i++)
+        append(buf, len, " %s", v->items[i]);
+    append(buf, len, "\n");
+}
+
+char *plan_render_text(const struct plan *p)
+{
+    size_t len = 0;
+    char *buf = calloc(1, 1);
+
+    append(&buf, &len, "role:             %s (from %s)\n", plan_role_name(p->role), plan_source_name(p->source));
+    append(&buf, &len, "pod:              %s in namespace %s\n", p->pod_name[0] ? p->pod_name : "?",
+           p->namespace_[0] ? p->namespace_ : "?");
+    if (p->job[0])
+        append(&buf, &len, "job:              %s, task %s, index %ld\n", p->job, p->task[0] ? p->task : "?", p->index);
+    append(&buf, &len, "head:             %s:%d (dashboard %d, client %d)\n", p->head_fqdn, p->head_port,
+           p->dashboard_port, p->client_port);
+    if (p->workers_expected >= 0)
+        append(&buf, &len, "workers expected: %ld\n", p->workers_expected);
+    else
+        append(&buf, &len, "workers expected: unknown\n");
+    append_list(&buf, &len, "ray start:", &p->ray_start);
+    append_list(&buf, &len, "command:", &p->command);
+    append_list(&buf, &len, "env for ray:", &p->ray_env);
+    append_list(&buf, &len, "env for command:", &p->command_env);
+    for (size_t i = 0; i < p->warnings.len; i++)
+        append(&buf, &len, "warning:          %s\n", p->warnings.items[i]);
+    return buf;
+}

@@ -1,0 +1,79 @@
+/* String vectors: ownership and growth only; what the strings mean is the caller's business. */
+#include "strv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void strv_init(struct strv *v)
+{
+    v->items = NULL;
+    v->len = 0;
+    v->cap = 0;
+}
+
+void strv_free(struct strv *v)
+{
+    for (size_t i = 0; i < v->len; i++)
+        free(v->items[i]);
+    free(v->items);
+    strv_init(v);
+}
+
+/* Takes ownership of s (freeing it on failure). */
+static int strv_push_owned(struct strv *v, char *s)
+{
+    if (!s)
+        return -1;
+    if (v->len + 1 >= v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 8;
+        char **items = realloc(v->items, cap * sizeof(*items));
+        if (!items) {
+            free(s);
+            return -1;
+        }
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->len++] = s;
+    v->items[v->len] = NULL;
+    return 0;
+}
+
+int strv_push(struct strv *v, const char *s)
+{
+    return strv_push_owned(v, strdup(s));
+}
+
+int strv_pushn(struct strv *v, const char *s, size_t n)
+{
+    return strv_push_owned(v, strndup(s, n));
+}
+
+int strv_pushf(struct strv *v, const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return strv_push_owned(v, n < 0 ? NULL : s);
+}
+
+int strv_replace(struct strv *v, size_t i, const char *s)
+{
+    char *copy = strdup(s);
+    if (!copy)
+        return -1;
+    free(v->items[i]);
+    v->items[i] = copy;
+    return 0;
+}
+
+void strv_remove(struct strv *v, size_t i)
+{
+    free(v->items[i]);
+    memmove(&v->items[i], &v->items[i + 1], (v->len - i) * sizeof(*v->items));
+    v->len--;
+}
