@@ -34,6 +34,10 @@ UNIT_LIBS    := -lcmocka -lcjson
 UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 
+# Objects are kept between runs (they are not throwaway intermediates).
+.SECONDARY:
+Q := @
+
 .PHONY: all deps unit fixtures e2e test demo bootstrap venv clean distclean help
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
@@ -50,22 +54,27 @@ deps: $(DEPS_OK)
 
 $(BUILD)/rel/%.o: %.c $(HEADERS) $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
-	$(REL_CC) $(REL_CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(REL_CC) $(REL_CFLAGS) -c $< -o $@
 
 $(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(LIB_SRC))
 	@mkdir -p $(dir $@)
-	$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
+	@echo "  LD      $@"
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
 
 $(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC) $(LIB_SRC))
 	@mkdir -p $(dir $@)
-	$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
+	@echo "  LD      $@"
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
 
 $(BUILD)/unit/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(UNIT_CC) $(UNIT_CFLAGS) -c $< -o $@
+	@echo "  CC-SAN  $<"
+	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) -c $< -o $@
 
 $(BUILD)/unit/%: tests/unit/%.c $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
-	$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
+	@echo "  LD-SAN  $@"
+	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
 unit: $(UNIT_TESTS)
 	@failed=0; for t in $(UNIT_TESTS); do \

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what building and testing rayboot needs on a fresh Debian bookworm machine, and
+# nothing when it is all there already: Debian packages, and deb-src entries for deps/build.sh.
+# The Ray virtualenv is scripts/ray-venv.sh's job.
+set -euo pipefail
+
+packages=(
+    musl-tools gperf cmake make gcc pkg-config dpkg-dev file binutils  # release build
+    libcmocka-dev libcjson-dev                                         # unit tests
+    dnsmasq-base iproute2 util-linux nftables procps                   # pod simulator
+)
+
+say() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+    say "needs root (apt-get, network namespaces); run it as root or with sudo"
+    exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+src_list=/etc/apt/sources.list.d/rayboot-deb-src.sources
+need_update=0
+if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    # deps/build.sh builds the C dependencies from Debian's own source packages.
+    say "adding deb-src entries ($src_list)"
+    sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null |
+        sed 's/^Types: deb$/Types: deb-src/' > "$src_list"
+    if [ ! -s "$src_list" ]; then
+        cat > "$src_list" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    fi
+    need_update=1
+fi
+[ ${#missing[@]} -gt 0 ] && need_update=1
+if [ "$need_update" -eq 1 ]; then
+    say "apt-get update"
+    apt-get update -qq
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    say "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+say "host ready"
