@@ -30,7 +30,7 @@ REL_LIBS    := -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson
 UNIT_CC      := gcc
 UNIT_CFLAGS  := $(COMMON) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
-UNIT_LIBS    := -lcmocka -lcjson
+UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp
 UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC))
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 

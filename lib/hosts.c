@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 /* Copies the next whitespace-separated field of [*p, end) into a bounded view. */
 static bool next_field(const char **p, const char *end, const char **field, size_t *len)
@@ -59,6 +60,44 @@ int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_M
         if (!end)
             end = line + strlen(line);
         if (line_find_fqdn(line, end, hostname, host_len, fqdn))
+            return 0;
+        line = *end ? end + 1 : end;
+    }
+    return -1;
+}
+
+static bool line_lookup_addr(const char *line, const char *end, const char *name, size_t name_len,
+                             char *addr, size_t addr_cap)
+{
+    const char *p = line, *first, *field;
+    size_t first_len, len;
+    if (!next_field(&p, end, &first, &first_len))
+        return false;
+    while (next_field(&p, end, &field, &len)) {
+        if (len > 0 && field[len - 1] == '.')
+            len--;
+        if (len == name_len && strncasecmp(field, name, len) == 0 && first_len < addr_cap) {
+            memcpy(addr, first, first_len);
+            addr[first_len] = '\0';
+            return true;
+        }
+    }
+    return false;
+}
+
+int hosts_lookup_addr(const char *text, const char *name, char *addr, size_t addr_cap)
+{
+    size_t name_len = strlen(name);
+    const char *line = text;
+    if (name_len > 0 && name[name_len - 1] == '.')
+        name_len--;
+    if (name_len == 0)
+        return -1;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        if (line_lookup_addr(line, end, name, name_len, addr, addr_cap))
             return 0;
         line = *end ? end + 1 : end;
     }

@@ -13,4 +13,8 @@
  * "hostname." (e.g. J-T-0.J.NS.svc.cluster.local for J-T-0). Returns 0, or -1 when there is none. */
 int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_MAX_BYTES + 1]);
 
+/* Finds name (case-insensitive, a trailing dot ignored) among the names of a line and copies
+ * that line's address into addr. Returns 0, or -1 when no line names it. */
+int hosts_lookup_addr(const char *text, const char *name, char *addr, size_t addr_cap);
+
 #endif

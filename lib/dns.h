@@ -1,0 +1,26 @@
+/* Resolving the head's name the way a pod would (its /etc/hosts, then its nameservers), one
+ * bounded attempt at a time; retrying is the caller's policy. */
+#ifndef RAYBOOT_DNS_H
+#define RAYBOOT_DNS_H
+
+#include "errbuf.h"
+
+#define DNS_ADDR_MAX_BYTES 46 /* INET6_ADDRSTRLEN */
+
+struct dns_resolver {
+    void *channel;    /* ares_channel */
+    char *hosts_text; /* /etc/hosts as read at init, or NULL */
+};
+
+/* Reads /etc/resolv.conf and /etc/hosts under root and sets up c-ares. Everything that opens a
+ * file happens here, so the confined prober needs no open(2) afterwards. */
+int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *err);
+void dns_resolver_free(struct dns_resolver *r);
+
+/* One attempt: a numeric address is returned as it is; else /etc/hosts; else one query for the
+ * absolute name (A, then AAAA when the name has no A record). "Not yet" answers (NXDOMAIN,
+ * SERVFAIL, timeout, refused) are -1 with a short reason; so are real errors. */
+int dns_resolve(struct dns_resolver *r, const char *name, char addr[DNS_ADDR_MAX_BYTES],
+                struct errbuf *err);
+
+#endif

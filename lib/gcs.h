@@ -1,0 +1,35 @@
+/* The few GCS RPCs rayboot needs, encoded and decoded by hand (field numbers read from the
+ * pinned Ray's generated descriptors; see gcs.c). */
+#ifndef RAYBOOT_GCS_H
+#define RAYBOOT_GCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "grpc.h"
+
+/* Ray node ids are 28 bytes; DrainNode silently accepts any other length and drains nothing. */
+#define GCS_NODE_ID_BYTES 28
+/* A node list for 10,000 nodes is a few MB; this bounds a hostile or broken reply. */
+#define GCS_NODE_LIST_MAX_BYTES (64u * 1024 * 1024)
+
+struct gcs_node_counts {
+    long alive;         /* every ALIVE node, head included */
+    long alive_workers; /* ALIVE nodes that are not the head */
+};
+
+/* grpc.health.v1.Health/Check: 0 when SERVING, -1 with the reason otherwise. */
+int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct errbuf *err);
+
+/* NodeInfoGcsService/GetAllNodeInfo, counted. */
+int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
+                    struct errbuf *err);
+
+/* Pure decoders, separate so they can be unit-tested and fuzzed. */
+int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err);
+int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out,
+                           struct errbuf *err);
+
+#endif

@@ -1,0 +1,265 @@
+/* The prober process: its request loop (child side) and the calls the parent makes. What to
+ * probe and when is the waiting code's decision. */
+#include "prober.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "gcs.h"
+#include "grpc.h"
+#include "sandbox.h"
+
+/* A TCP connect to a live port answers in a round trip; past this the SYN was dropped. */
+#define PROBE_TCP_TIMEOUT_MS 500
+/* Test hook: makes the confined prober call a syscall outside its allowlist, so that tests can
+ * prove the filter kills it and the parent says so. */
+#define PROBER_SELFTEST_ENV "RAYBOOT_PROBER_SELFTEST"
+
+static int tcp_probe(const char *addr, int port, char *reason, size_t cap)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    struct pollfd pfd;
+    int fd, err = 0, rc;
+
+    memset(&ss, 0, sizeof(ss));
+    if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+        ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+        len = sizeof(struct sockaddr_in);
+    } else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+        ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+        len = sizeof(struct sockaddr_in6);
+    } else {
+        snprintf(reason, cap, "bad address %s", addr);
+        return 0;
+    }
+    fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(reason, cap, "socket: %s", strerror(errno));
+        return 0;
+    }
+    rc = connect(fd, (struct sockaddr *)&ss, len);
+    if (rc < 0 && errno == EINPROGRESS) {
+        pfd.fd = fd;
+        pfd.events = POLLOUT;
+        rc = poll(&pfd, 1, PROBE_TCP_TIMEOUT_MS);
+        if (rc == 0) {
+            close(fd);
+            snprintf(reason, cap, "timeout (no answer to the TCP connect)");
+            return 0;
+        }
+        len = sizeof(err);
+        if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            err = errno;
+    } else if (rc < 0) {
+        err = errno;
+    }
+    close(fd);
+    if (err) {
+        snprintf(reason, cap, "%s", err == ECONNREFUSED ? "connection refused" : strerror(err));
+        return 0;
+    }
+    return 1;
+}
+
+static void serve(const struct prober_request *req, struct prober_reply *reply, struct dns_resolver *dns,
+                  struct grpc_client *grpc)
+{
+    struct errbuf err;
+    struct gcs_node_counts counts;
+    memset(reply, 0, sizeof(*reply));
+    switch (req->op) {
+    case PROBE_RESOLVE:
+        reply->ok = dns_resolve(dns, req->name, reply->addr, &err) == 0;
+        break;
+    case PROBE_TCP:
+        reply->ok = tcp_probe(req->addr, req->port, reply->reason, sizeof(reply->reason));
+        return;
+    case PROBE_HEALTH:
+        reply->ok = gcs_health_check(grpc, req->addr, req->port, &err) == 0;
+        break;
+    case PROBE_COUNT_NODES:
+        reply->ok = gcs_count_nodes(grpc, req->addr, req->port, &counts, &err) == 0;
+        reply->alive = counts.alive;
+        reply->alive_workers = counts.alive_workers;
+        break;
+    default:
+        snprintf(err.msg, sizeof(err.msg), "unknown request %d", req->op);
+        reply->ok = 0;
+    }
+    if (!reply->ok)
+        memcpy(reply->reason, err.msg, sizeof(reply->reason));
+}
+
+/* The child: set up everything that opens files, confine, then answer until the parent goes. */
+static void prober_main(int fd, const char *root)
+{
+    struct dns_resolver dns;
+    struct grpc_client grpc;
+    struct errbuf err;
+    struct prober_request req;
+    struct prober_reply reply;
+    int ready;
+
+    if (dns_resolver_init(&dns, root, &err) < 0 || grpc_client_init(&grpc, &err) < 0) {
+        memset(&reply, 0, sizeof(reply));
+        memcpy(reply.reason, err.msg, sizeof(reply.reason));
+        ready = send(fd, &reply, sizeof(reply), 0) < 0;
+        _exit(1);
+    }
+    if (sandbox_confine_prober(&err) < 0) {
+        memset(&reply, 0, sizeof(reply));
+        memcpy(reply.reason, err.msg, sizeof(reply.reason));
+        ready = send(fd, &reply, sizeof(reply), 0) < 0;
+        _exit(1);
+    }
+    if (getenv(PROBER_SELFTEST_ENV) && strcmp(getenv(PROBER_SELFTEST_ENV), "forbidden-syscall") == 0)
+        (void)!getppid(); /* not on the allowlist: the kernel kills us here */
+    memset(&reply, 0, sizeof(reply));
+    reply.ok = 1;
+    ready = send(fd, &reply, sizeof(reply), 0) == (ssize_t)sizeof(reply);
+    while (ready) {
+        ssize_t n = recv(fd, &req, sizeof(req), 0);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+        if (n != (ssize_t)sizeof(req))
+            continue;
+        req.name[sizeof(req.name) - 1] = '\0';
+        req.addr[sizeof(req.addr) - 1] = '\0';
+        serve(&req, &reply, &dns, &grpc);
+        if (send(fd, &reply, sizeof(reply), 0) < 0)
+            break;
+    }
+    _exit(0);
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Describes how the prober ended, for a message the user can act on. */
+static int prober_died(struct prober *p, struct errbuf *err)
+{
+    int status = 0;
+    pid_t pid = p->pid;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+        p->pid = -1;
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+            return errbuf_set(err, "the prober (pid %d) was killed by SIGSYS: it made a system call outside "
+                                   "its seccomp allowlist (a rayboot bug; please report it)", (int)pid);
+        if (WIFSIGNALED(status))
+            return errbuf_set(err, "the prober (pid %d) was killed by signal %d", (int)pid, WTERMSIG(status));
+        return errbuf_set(err, "the prober (pid %d) exited with status %d", (int)pid, WEXITSTATUS(status));
+    }
+    return errbuf_set(err, "the prober is gone");
+}
+
+/* Waits up to timeout_ms for one reply. */
+static int receive_reply(struct prober *p, struct prober_reply *reply, long timeout_ms, struct errbuf *err)
+{
+    long deadline = now_ms() + timeout_ms;
+    for (;;) {
+        struct pollfd pfd = {p->fd, POLLIN, 0};
+        long left = deadline - now_ms();
+        ssize_t n;
+        int rc;
+        if (left <= 0) {
+            kill(p->pid, SIGKILL);
+            prober_died(p, err);
+            return errbuf_set(err, "the prober did not answer within %ld ms and was killed", timeout_ms);
+        }
+        rc = poll(&pfd, 1, (int)left);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            continue;
+        n = recv(p->fd, reply, sizeof(*reply), 0);
+        if (n == (ssize_t)sizeof(*reply)) {
+            reply->reason[sizeof(reply->reason) - 1] = '\0';
+            reply->addr[sizeof(reply->addr) - 1] = '\0';
+            return 0;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        return prober_died(p, err);
+    }
+}
+
+int prober_start(struct prober *p, const char *root, struct errbuf *err)
+{
+    int sv[2];
+    struct prober_reply hello;
+    pid_t pid;
+
+    p->pid = -1;
+    p->fd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return errbuf_set(err, "socketpair: %s", strerror(errno));
+    pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return errbuf_set(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        prober_main(sv[1], root);
+    }
+    close(sv[1]);
+    p->pid = pid;
+    p->fd = sv[0];
+    /* The first message says whether set-up and confinement worked. */
+    if (receive_reply(p, &hello, 5000, err) < 0)
+        return -1;
+    if (!hello.ok) {
+        errbuf_set(err, "%s", hello.reason);
+        prober_stop(p);
+        return -1;
+    }
+    return 0;
+}
+
+int prober_call(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
+                long timeout_ms, struct errbuf *err)
+{
+    if (p->pid <= 0)
+        return errbuf_set(err, "the prober is not running");
+    if (send(p->fd, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
+        return prober_died(p, err);
+    return receive_reply(p, reply, timeout_ms, err);
+}
+
+void prober_stop(struct prober *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    if (p->pid > 0) {
+        /* Closing the socket ends its loop; a prober stuck in a call is not waited for. */
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        for (int i = 0; i < 50 && waitpid(p->pid, NULL, WNOHANG) == 0; i++)
+            nanosleep(&pause, NULL);
+        if (waitpid(p->pid, NULL, WNOHANG) == 0) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, NULL, 0);
+        }
+    }
+    p->pid = -1;
+}

@@ -1,0 +1,54 @@
+/* The prober: a child process, confined by seccomp, that does all of rayboot's network work
+ * (DNS, TCP, gRPC to the GCS) and answers one request at a time over a seqpacket socket. The
+ * parent, which will exec Ray, never parses a byte from the network itself. */
+#ifndef RAYBOOT_PROBER_H
+#define RAYBOOT_PROBER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "dns.h"
+#include "dnsname.h"
+#include "errbuf.h"
+
+enum prober_op {
+    PROBE_RESOLVE = 1, /* name -> addr */
+    PROBE_TCP,         /* can addr:port be connected to? */
+    PROBE_HEALTH,      /* grpc.health.v1.Health/Check on addr:port */
+    PROBE_COUNT_NODES, /* ALIVE nodes in the GCS at addr:port */
+};
+
+struct prober_request {
+    int op;
+    int port;
+    char name[DNS_NAME_MAX_BYTES + 2]; /* PROBE_RESOLVE */
+    char addr[DNS_ADDR_MAX_BYTES];     /* the others */
+};
+
+struct prober_reply {
+    int ok; /* 1 yes / done, 0 "not yet" with reason */
+    char addr[DNS_ADDR_MAX_BYTES];
+    long alive;
+    long alive_workers;
+    char reason[ERRBUF_MAX_BYTES];
+};
+
+struct prober {
+    pid_t pid;
+    int fd;
+};
+
+/* Forks the prober: it sets up the resolver from the files under root, then confines itself.
+ * Returns 0, or -1 with a message (the resolver's set-up failed, or fork did). */
+int prober_start(struct prober *p, const char *root, struct errbuf *err);
+
+/* One request. Returns 0 with a reply (ok or not), or -1 when the prober itself failed: it died
+ * (the message says how, e.g. killed by SIGSYS for a syscall outside its allowlist) or did not
+ * answer within timeout_ms (it is then killed). */
+int prober_call(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
+                long timeout_ms, struct errbuf *err);
+
+/* Closes the socket and reaps the prober. */
+void prober_stop(struct prober *p);
+
+#endif

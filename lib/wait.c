@@ -1,0 +1,200 @@
+/* Wait loops. Two speeds: while the head's name does not resolve, DNS is asked with exponential
+ * backoff and full jitter (50 ms doubling to 1 s), which keeps CoreDNS safe when thousands of
+ * workers start at once (about 2 queries/s each at steady state). Once an address is known, the
+ * GCS is polled every 30-50 ms (about 25 attempts/s) with a cheap TCP connect, so a worker starts
+ * within tens of milliseconds of the head; the name is re-resolved at most once a second, since
+ * a restarted head comes back with a new address. */
+#include "wait.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "backoff.h"
+#include "log.h"
+
+#define DNS_BACKOFF_BASE_MS 50
+#define DNS_BACKOFF_CAP_MS 1000
+#define GCS_POLL_MIN_MS 30
+#define GCS_POLL_MAX_MS 50
+/* While an address answers nothing, look its name up again this often. */
+#define DNS_REFRESH_MS 1000
+/* A progress line at the first failure, then this often: visible, not noisy. */
+#define WAIT_PROGRESS_INTERVAL_MS 5000
+/* The node list is asked for less eagerly: it is a bigger reply on a busy GCS. */
+#define WORKERS_POLL_MS 250
+/* One prober request never takes longer than this (its own timeouts are shorter). */
+#define PROBER_CALL_TIMEOUT_MS 15000
+
+long wait_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int wait_sleep(long ms, int stop_fd)
+{
+    struct pollfd pfd = {stop_fd, POLLIN, 0};
+    long end = wait_now_ms() + ms;
+    for (;;) {
+        long left = end - wait_now_ms();
+        int rc;
+        if (left <= 0)
+            return 0;
+        rc = poll(&pfd, stop_fd >= 0 ? 1 : 0, (int)left);
+        if (rc > 0)
+            return -1;
+    }
+}
+
+/* What the loop knows, for progress lines and the final message. */
+struct progress {
+    const char *what; /* "GCS head:6379" */
+    long start_ms;
+    long next_log_ms;
+    unsigned attempt;
+    char last_failure[ERRBUF_MAX_BYTES];
+};
+
+static void progress_fail(struct progress *pr, const char *stage, const char *reason, long next_ms)
+{
+    long now = wait_now_ms();
+    pr->attempt++;
+    snprintf(pr->last_failure, sizeof(pr->last_failure), "%s: %s", stage, reason);
+    if (now >= pr->next_log_ms) {
+        log_info("waiting for %s: %s (attempt %u, %.1f s, next try in %ld ms)", pr->what, pr->last_failure,
+                 pr->attempt, (double)(now - pr->start_ms) / 1000.0, next_ms);
+        pr->next_log_ms = now + WAIT_PROGRESS_INTERVAL_MS;
+    }
+}
+
+static enum wait_result call(struct prober *p, struct prober_request *req, struct prober_reply *reply,
+                             struct errbuf *err)
+{
+    if (prober_call(p, req, reply, PROBER_CALL_TIMEOUT_MS, err) < 0)
+        return WAIT_PROBER_DIED;
+    return WAIT_READY;
+}
+
+enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
+                              struct errbuf *err)
+{
+    struct progress pr = {0};
+    struct backoff dns_backoff, poll_jitter;
+    struct prober_request req;
+    struct prober_reply reply;
+    char what[300];
+    long deadline, resolved_at = 0;
+
+    snprintf(what, sizeof(what), "GCS %s:%d", w->name, w->port);
+    pr.what = what;
+    pr.start_ms = wait_now_ms();
+    pr.next_log_ms = pr.start_ms;
+    deadline = pr.start_ms + w->timeout_ms;
+    backoff_init(&dns_backoff, DNS_BACKOFF_BASE_MS, DNS_BACKOFF_CAP_MS, 0);
+    backoff_init(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS, 0);
+    addr[0] = '\0';
+
+    for (;;) {
+        long delay;
+        const char *stage;
+        if (wait_now_ms() >= deadline) {
+            errbuf_set(err, "gave up waiting for %s after %.1f s and %u attempts; last: %s", what,
+                       (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt,
+                       pr.last_failure[0] ? pr.last_failure : "nothing tried");
+            return WAIT_DEADLINE;
+        }
+        memset(&req, 0, sizeof(req));
+        req.port = w->port;
+        if (!addr[0] || wait_now_ms() - resolved_at >= DNS_REFRESH_MS) {
+            req.op = PROBE_RESOLVE;
+            snprintf(req.name, sizeof(req.name), "%s", w->name);
+            if (call(p, &req, &reply, err) != WAIT_READY)
+                return WAIT_PROBER_DIED;
+            if (!reply.ok) {
+                delay = backoff_next_ms(&dns_backoff);
+                progress_fail(&pr, "DNS", reply.reason, delay);
+                addr[0] = '\0';
+                if (wait_sleep(delay, w->stop_fd) < 0)
+                    return WAIT_STOPPED;
+                continue;
+            }
+            if (addr[0] && strcmp(addr, reply.addr) != 0)
+                log_info("%s now resolves to %s (was %s)", w->name, reply.addr, addr);
+            backoff_reset(&dns_backoff);
+            memcpy(addr, reply.addr, DNS_ADDR_MAX_BYTES);
+            resolved_at = wait_now_ms();
+        }
+        memset(&req, 0, sizeof(req));
+        req.port = w->port;
+        memcpy(req.addr, addr, DNS_ADDR_MAX_BYTES);
+        req.op = PROBE_TCP;
+        stage = "TCP";
+        if (call(p, &req, &reply, err) != WAIT_READY)
+            return WAIT_PROBER_DIED;
+        if (reply.ok) {
+            req.op = PROBE_HEALTH;
+            stage = "Health/Check";
+            if (call(p, &req, &reply, err) != WAIT_READY)
+                return WAIT_PROBER_DIED;
+            if (reply.ok) {
+                log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
+                         (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt);
+                return WAIT_READY;
+            }
+        }
+        delay = backoff_jitter_ms(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
+        progress_fail(&pr, stage, reply.reason, delay);
+        if (wait_sleep(delay, w->stop_fd) < 0)
+            return WAIT_STOPPED;
+    }
+}
+
+enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, long expected, long timeout_ms,
+                                  int stop_fd, long *joined, struct errbuf *err)
+{
+    struct progress pr = {0};
+    struct prober_request req;
+    struct prober_reply reply;
+    char what[128];
+    long deadline;
+
+    snprintf(what, sizeof(what), "%ld workers to join", expected);
+    pr.what = what;
+    pr.start_ms = wait_now_ms();
+    pr.next_log_ms = pr.start_ms + WAIT_PROGRESS_INTERVAL_MS; /* a slow join is normal at first */
+    deadline = pr.start_ms + timeout_ms;
+    *joined = 0;
+    memset(&req, 0, sizeof(req));
+    req.op = PROBE_COUNT_NODES;
+    req.port = port;
+    snprintf(req.addr, sizeof(req.addr), "%s", addr);
+    for (;;) {
+        if (call(p, &req, &reply, err) != WAIT_READY)
+            return WAIT_PROBER_DIED;
+        if (reply.ok) {
+            *joined = reply.alive_workers;
+            if (*joined >= expected) {
+                log_info("%ld of %ld workers joined after %.2f s", *joined, expected,
+                         (double)(wait_now_ms() - pr.start_ms) / 1000.0);
+                return WAIT_READY;
+            }
+        }
+        if (wait_now_ms() >= deadline) {
+            errbuf_set(err, "only %ld of %ld workers joined within %.0f s; going on", *joined, expected,
+                       (double)timeout_ms / 1000.0);
+            return WAIT_DEADLINE;
+        }
+        if (reply.ok) {
+            char status[64];
+            snprintf(status, sizeof(status), "%ld joined", *joined);
+            progress_fail(&pr, "workers", status, WORKERS_POLL_MS);
+        } else {
+            progress_fail(&pr, "GetAllNodeInfo", reply.reason, WORKERS_POLL_MS);
+        }
+        if (wait_sleep(WORKERS_POLL_MS, stop_fd) < 0)
+            return WAIT_STOPPED;
+    }
+}
