@@ -11,6 +11,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "plan_cmd.h"
+#include "run.h"
 #include "usage.h"
 #include "version.h"
 
@@ -41,6 +42,5 @@ int main(int argc, char **argv)
     case CLI_RUN:
         break;
     }
-    log_error("running Ray is not built yet in this version; `rayboot plan` prints what would run");
-    return EXIT_CONFIG;
+    return run_main(&cli, (const char *const *)environ);
 }

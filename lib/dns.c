@@ -79,10 +79,8 @@ int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *e
     if (rc != ARES_SUCCESS)
         return errbuf_set(err, "c-ares: %s", ares_strerror(rc));
     r->channel = ch;
-    if (set_servers(ch, root, err) < 0) {
-        dns_resolver_free(r);
-        return -1;
-    }
+    if (set_servers(ch, root, err) < 0)
+        snprintf(r->no_dns, sizeof(r->no_dns), "%.200s", err->msg);
     if (fsroot_read(root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &r->hosts_text, NULL, &ignored) < 0)
         r->hosts_text = NULL; /* no hosts file: DNS alone */
     return 0;
@@ -173,7 +171,7 @@ static const char *status_reason(int status)
     case ARES_ETIMEOUT:
         return "DNS timeout (nameserver down or unreachable)";
     case ARES_ECONNREFUSED:
-        return "nameserver unreachable";
+        return "nameserver refused the query or is unreachable";
     case ARES_EBADRESP:
     case ARES_EFORMERR:
         return "malformed DNS reply";
@@ -211,6 +209,8 @@ int dns_resolve(struct dns_resolver *r, const char *name, char addr[DNS_ADDR_MAX
         return 0;
     if (len == 0 || len > DNS_NAME_MAX_BYTES + 1)
         return errbuf_set(err, "not a host name");
+    if (r->no_dns[0])
+        return errbuf_set(err, "%s", r->no_dns);
     snprintf(absolute, sizeof(absolute), "%s%s", name, name[len - 1] == '.' ? "" : ".");
     if (query(r, absolute, AF_INET, &q, deadline) == ARES_ENODATA)
         query(r, absolute, AF_INET6, &q, deadline);

@@ -10,10 +10,13 @@
 struct dns_resolver {
     void *channel;    /* ares_channel */
     char *hosts_text; /* /etc/hosts as read at init, or NULL */
+    char no_dns[256]; /* why DNS cannot be asked (no usable resolv.conf), or "" */
 };
 
 /* Reads /etc/resolv.conf and /etc/hosts under root and sets up c-ares. Everything that opens a
- * file happens here, so the confined prober needs no open(2) afterwards. */
+ * file happens here, so the confined prober needs no open(2) afterwards. A missing or empty
+ * resolv.conf is not an error here (a head only talks to 127.0.0.1): queries then fail with
+ * the reason. */
 int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *err);
 void dns_resolver_free(struct dns_resolver *r);
 

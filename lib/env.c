@@ -1,6 +1,7 @@
 /* Environment lookups; the kernel already bounds each string to 128 KiB (MAX_ARG_STRLEN). */
 #include "env.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 const char *env_lookup(const char *const *envp, const char *name)
@@ -17,4 +18,27 @@ const char *env_lookup_nonempty(const char *const *envp, const char *name)
 {
     const char *v = env_lookup(envp, name);
     return (v && *v) ? v : NULL;
+}
+
+static bool replaced_by(const char *entry, const struct strv *add)
+{
+    size_t key_len = strcspn(entry, "=");
+    for (size_t i = 0; i < add->len; i++) {
+        if (strncmp(add->items[i], entry, key_len + 1) == 0)
+            return true;
+    }
+    return false;
+}
+
+int env_merge(const char *const *envp, const struct strv *add, struct strv *out)
+{
+    for (; envp && *envp; envp++) {
+        if (!replaced_by(*envp, add) && strv_push(out, *envp) < 0)
+            return -1;
+    }
+    for (size_t i = 0; i < add->len; i++) {
+        if (strv_push(out, add->items[i]) < 0)
+            return -1;
+    }
+    return 0;
 }

@@ -2,9 +2,16 @@
 #ifndef RAYBOOT_ENV_H
 #define RAYBOOT_ENV_H
 
+#include <stddef.h>
+
 /* Returns the value of name in envp (KEY=VALUE strings, NULL-terminated), or NULL. */
 const char *env_lookup(const char *const *envp, const char *name);
 /* Like env_lookup, but an empty value counts as unset. */
 const char *env_lookup_nonempty(const char *const *envp, const char *name);
+
+#include "strv.h"
+
+/* out = envp with each KEY=VALUE of add put in (replacing the same KEY), for a child's execve. */
+int env_merge(const char *const *envp, const struct strv *add, struct strv *out);
 
 #endif

@@ -3,9 +3,17 @@
  *   GetAllNodeInfoReply { GcsStatus status = 1; repeated GcsNodeInfo node_info_list = 2; }
  *   GcsNodeInfo { bytes node_id = 1; string node_manager_address = 2; GcsNodeState state = 7;
  *                 bool is_head_node = 25; }  ALIVE = 0 (so an absent state means ALIVE)
+ *   autoscaler.DrainNodeRequest { bytes node_id = 1; DrainNodeReason reason = 2;
+ *                 string reason_message = 3; int64 deadline_timestamp_ms = 4; }  PREEMPTION = 2
+ *   autoscaler.DrainNodeReply { bool is_accepted = 1; string rejection_reason_message = 2; }
+ *   GetClusterIdReply { GcsStatus status = 1; bytes cluster_id = 2; }
+ *   InternalKVGetRequest { bytes key = 1; bytes namespace = 2; }  Reply { GcsStatus status = 1;
+ *                 bytes value = 2; }   InternalKVPutRequest { key = 1; value = 2; bool overwrite = 3;
+ *                 bytes namespace = 4; }   GcsStatus { int32 code = 1; string message = 2; }
  * Choosing when to call them is the caller's job. */
 #include "gcs.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "grpc_frame.h"
@@ -108,6 +116,205 @@ int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_
     rc = grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, &reply, err);
     if (rc == 0)
         rc = gcs_decode_node_counts(reply.msg, reply.msg_len, out, err);
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+                         struct errbuf *err)
+{
+    struct pb_reader r, nr;
+    struct pb_field f, nf;
+    size_t ip_len = strlen(node_ip);
+    int rc;
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == 1) {
+        const uint8_t *node_id = NULL;
+        size_t node_id_len = 0;
+        bool alive = true, match = false;
+        int nrc;
+        if (f.number != 2 || f.wire != PB_BYTES)
+            continue;
+        pb_reader_init(&nr, f.data, f.len);
+        while ((nrc = pb_next(&nr, &nf)) == 1) {
+            if (nf.number == 1 && nf.wire == PB_BYTES) {
+                node_id = nf.data;
+                node_id_len = nf.len;
+            } else if (nf.number == 2 && nf.wire == PB_BYTES) {
+                match = nf.len == ip_len && memcmp(nf.data, node_ip, ip_len) == 0;
+            } else if (nf.number == 7 && nf.wire == PB_VARINT) {
+                alive = nf.varint == NODE_STATE_ALIVE;
+            }
+        }
+        if (nrc < 0)
+            return errbuf_set(err, "malformed GcsNodeInfo in GetAllNodeInfoReply");
+        if (match && alive) {
+            if (node_id_len != GCS_NODE_ID_BYTES)
+                return errbuf_set(err, "node %s has a %zu-byte id (expected %d)", node_ip, node_id_len,
+                                  GCS_NODE_ID_BYTES);
+            memcpy(id, node_id, GCS_NODE_ID_BYTES);
+            return 0;
+        }
+    }
+    if (rc < 0)
+        return errbuf_set(err, "malformed GetAllNodeInfoReply");
+    return errbuf_set(err, "no ALIVE node with address %s in the GCS", node_ip);
+}
+
+int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
+                  uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err)
+{
+    static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_LIST_TIMEOUT_MS,
+                                                   GCS_NODE_LIST_MAX_BYTES};
+    uint8_t req[16];
+    struct pb_writer w;
+    struct grpc_reply reply;
+    int rc;
+    pb_writer_init(&w, req, sizeof(req));
+    pb_put_varint(&w, 3, NODE_STATE_ALIVE);
+    rc = grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, &reply, err);
+    if (rc == 0)
+        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, err);
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+/* Calls a small RPC; on success the reply's message is decoded by the caller. */
+static int small_call(struct grpc_client *c, const char *ip, int port, const char *path, const struct pb_writer *w,
+                      struct grpc_reply *reply, struct errbuf *err)
+{
+    static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_CALL_TIMEOUT_MS,
+                                                   GCS_SMALL_REPLY_MAX_BYTES};
+    if (w->overflow)
+        return errbuf_set(err, "request too large");
+    return grpc_call(c, ip, port, path, w->buf, w->len, &limits, reply, err);
+}
+
+/* GcsStatus.code of a reply's field 1 (0 when absent, i.e. OK). */
+static int status_code(const uint8_t *msg, size_t len, int64_t *code)
+{
+    struct pb_reader r, sr;
+    struct pb_field f, sf;
+    int rc;
+    *code = 0;
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == 1) {
+        if (f.number != 1 || f.wire != PB_BYTES)
+            continue;
+        pb_reader_init(&sr, f.data, f.len);
+        while ((rc = pb_next(&sr, &sf)) == 1) {
+            if (sf.number == 1 && sf.wire == PB_VARINT)
+                *code = (int64_t)sf.varint;
+        }
+        if (rc < 0)
+            return -1;
+    }
+    return rc;
+}
+
+int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_t id[GCS_NODE_ID_BYTES],
+                   const char *reason_message, int64_t deadline_unix_ms, struct errbuf *err)
+{
+    uint8_t req[1024];
+    struct pb_writer w;
+    struct grpc_reply reply;
+    struct pb_reader r;
+    struct pb_field f;
+    bool accepted = false;
+    int rc;
+
+    pb_writer_init(&w, req, sizeof(req));
+    pb_put_bytes(&w, 1, id, GCS_NODE_ID_BYTES);
+    pb_put_varint(&w, 2, 2 /* PREEMPTION */);
+    pb_put_bytes(&w, 3, reason_message, strlen(reason_message));
+    pb_put_varint(&w, 4, (uint64_t)deadline_unix_ms);
+    rc = small_call(c, ip, port, "/ray.rpc.autoscaler.AutoscalerStateService/DrainNode", &w, &reply, err);
+    if (rc == 0) {
+        pb_reader_init(&r, reply.msg, reply.msg_len);
+        while ((rc = pb_next(&r, &f)) == 1) {
+            if (f.number == 1 && f.wire == PB_VARINT)
+                accepted = f.varint != 0;
+        }
+        if (rc < 0)
+            rc = errbuf_set(err, "malformed DrainNodeReply");
+        else if (!accepted)
+            rc = errbuf_set(err, "the GCS rejected the drain");
+    }
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len,
+                   struct errbuf *err)
+{
+    struct pb_writer w;
+    struct grpc_reply reply;
+    struct pb_reader r;
+    struct pb_field f;
+    int rc;
+    pb_writer_init(&w, NULL, 0);
+    *len = 0;
+    rc = small_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetClusterId", &w, &reply, err);
+    if (rc == 0) {
+        pb_reader_init(&r, reply.msg, reply.msg_len);
+        while ((rc = pb_next(&r, &f)) == 1) {
+            if (f.number == 2 && f.wire == PB_BYTES && f.len <= GCS_CLUSTER_ID_MAX_BYTES) {
+                memcpy(id, f.data, f.len);
+                *len = f.len;
+            }
+        }
+        if (rc < 0 || *len == 0)
+            rc = errbuf_set(err, "GetClusterIdReply without a cluster id");
+    }
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value,
+               struct errbuf *err)
+{
+    uint8_t req[1024];
+    struct pb_writer w;
+    struct grpc_reply reply;
+    int64_t code = 0;
+    int rc;
+    pb_writer_init(&w, req, sizeof(req));
+    pb_put_bytes(&w, 1, key, strlen(key));
+    pb_put_bytes(&w, 2, value, strlen(value));
+    pb_put_varint(&w, 3, 1);
+    pb_put_bytes(&w, 4, GCS_KV_NAMESPACE, strlen(GCS_KV_NAMESPACE));
+    rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVPut", &w, &reply, err);
+    if (rc == 0 && (status_code(reply.msg, reply.msg_len, &code) < 0 || code != 0))
+        rc = errbuf_set(err, "InternalKVPut failed (status %lld)", (long long)code);
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
+               struct errbuf *err)
+{
+    uint8_t req[512];
+    struct pb_writer w;
+    struct grpc_reply reply;
+    struct pb_reader r;
+    struct pb_field f;
+    int rc, found = 0;
+    pb_writer_init(&w, req, sizeof(req));
+    pb_put_bytes(&w, 1, key, strlen(key));
+    pb_put_bytes(&w, 2, GCS_KV_NAMESPACE, strlen(GCS_KV_NAMESPACE));
+    rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVGet", &w, &reply, err);
+    if (rc == 0) {
+        pb_reader_init(&r, reply.msg, reply.msg_len);
+        while ((rc = pb_next(&r, &f)) == 1) {
+            if (f.number == 2 && f.wire == PB_BYTES && cap > 0) {
+                size_t n = f.len < cap - 1 ? f.len : cap - 1;
+                memcpy(value, f.data, n);
+                value[n] = '\0';
+                found = 1;
+            }
+        }
+        rc = rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : found;
+    }
     grpc_reply_free(&reply);
     return rc;
 }

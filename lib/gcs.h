@@ -27,9 +27,32 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
 int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
                     struct errbuf *err);
 
+/* The binary id of the ALIVE node whose address is node_ip. -1 when there is none (yet). */
+int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
+                  uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err);
+
+/* AutoscalerStateService/DrainNode with reason PREEMPTION (never rejected by the GCS). */
+int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_t id[GCS_NODE_ID_BYTES],
+                   const char *reason_message, int64_t deadline_unix_ms, struct errbuf *err);
+
+/* NodeInfoGcsService/GetClusterId: a new cluster id means a new head (a re-created pod). */
+#define GCS_CLUSTER_ID_MAX_BYTES 64
+int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len,
+                   struct errbuf *err);
+
+/* InternalKV in rayboot's own namespace. get: 1 found (value copied, cut to cap), 0 absent. */
+#define GCS_KV_NAMESPACE "rayboot"
+int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value,
+               struct errbuf *err);
+int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
+               struct errbuf *err);
+
 /* Pure decoders, separate so they can be unit-tested and fuzzed. */
 int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err);
 int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out,
                            struct errbuf *err);
+
+int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+                         struct errbuf *err);
 
 #endif

@@ -13,6 +13,18 @@
 /* Large enough for a framed request we build (DrainNode is the largest, well under 1 KiB). */
 #define GRPC_REQUEST_MAX_BYTES 4096
 
+/* libcurl sets up its connection cache and its c-ares channel (which reads /etc/resolv.conf)
+ * on the first transfer, not in curl_easy_init. One transfer that fails at once, before the
+ * prober confines itself, gets that done while open(2) is still allowed. Port 0 on loopback is
+ * refused by the kernel without any packet leaving. */
+static void warm_up(struct grpc_client *c)
+{
+    curl_easy_setopt(c->curl, CURLOPT_URL, "http://127.0.0.1:0/");
+    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 100L);
+    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_perform(c->curl);
+}
+
 int grpc_client_init(struct grpc_client *c, struct errbuf *err)
 {
     struct curl_slist *h = NULL;
@@ -33,6 +45,7 @@ int grpc_client_init(struct grpc_client *c, struct errbuf *err)
         grpc_client_free(c);
         return errbuf_set(err, "out of memory");
     }
+    warm_up(c);
     return 0;
 }
 
@@ -127,7 +140,8 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
         (int)sizeof(url))
         return errbuf_set(err, "address too long");
 
-    curl_easy_reset(curl);
+    /* No curl_easy_reset: it re-creates libcurl's c-ares channel, which opens /etc/resolv.conf
+     * inside the prober's sandbox. Every option that matters is set again here instead. */
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
@@ -137,9 +151,8 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, limits->connect_timeout_ms);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, limits->total_timeout_ms);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    /* One connection per call: a restarted head has a new address, a thousand waiting workers
-     * should not each hold an idle connection to the GCS, and libcurl 7.88 cannot reuse an h2
-     * connection across curl_easy_reset. */
+    /* One connection per call: a restarted head has a new address, and a thousand waiting
+     * workers should not each hold an idle connection to the GCS. */
     curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);

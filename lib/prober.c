@@ -76,12 +76,33 @@ static int tcp_probe(const char *addr, int port, char *reason, size_t cap)
     return 1;
 }
 
+static int serve_drain(const struct prober_request *req, struct grpc_client *grpc, struct errbuf *err)
+{
+    uint8_t id[GCS_NODE_ID_BYTES];
+    if (gcs_find_node(grpc, req->addr, req->port, req->name, id, err) < 0)
+        return -1;
+    return gcs_drain_node(grpc, req->addr, req->port, id, req->text, req->deadline_unix_ms, err);
+}
+
+static int serve_cluster_id(const struct prober_request *req, struct prober_reply *reply, struct grpc_client *grpc,
+                            struct errbuf *err)
+{
+    uint8_t id[GCS_CLUSTER_ID_MAX_BYTES];
+    size_t len;
+    if (gcs_cluster_id(grpc, req->addr, req->port, id, &len, err) < 0)
+        return -1;
+    for (size_t i = 0; i < len && 2 * i + 2 < sizeof(reply->value); i++)
+        snprintf(reply->value + 2 * i, 3, "%02x", id[i]);
+    return 0;
+}
+
 static void serve(const struct prober_request *req, struct prober_reply *reply, struct dns_resolver *dns,
                   struct grpc_client *grpc)
 {
     struct errbuf err;
     struct gcs_node_counts counts;
     memset(reply, 0, sizeof(*reply));
+    err.msg[0] = '\0';
     switch (req->op) {
     case PROBE_RESOLVE:
         reply->ok = dns_resolve(dns, req->name, reply->addr, &err) == 0;
@@ -96,6 +117,28 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         reply->ok = gcs_count_nodes(grpc, req->addr, req->port, &counts, &err) == 0;
         reply->alive = counts.alive;
         reply->alive_workers = counts.alive_workers;
+        break;
+    case PROBE_DRAIN:
+        reply->ok = serve_drain(req, grpc, &err) == 0;
+        break;
+    case PROBE_FIND_NODE: {
+        uint8_t id[GCS_NODE_ID_BYTES];
+        reply->ok = gcs_find_node(grpc, req->addr, req->port, req->name, id, &err) == 0;
+        /* "no" tells an absent node from a GCS that did not answer. */
+        if (!reply->ok && strstr(err.msg, "no ALIVE node"))
+            snprintf(reply->value, sizeof(reply->value), "no");
+        break;
+    }
+    case PROBE_CLUSTER_ID:
+        reply->ok = serve_cluster_id(req, reply, grpc, &err) == 0;
+        break;
+    case PROBE_KV_GET:
+        reply->ok = gcs_kv_get(grpc, req->addr, req->port, req->name, reply->value, sizeof(reply->value), &err) == 1;
+        if (!reply->ok && !err.msg[0])
+            snprintf(err.msg, sizeof(err.msg), "no key %s", req->name);
+        break;
+    case PROBE_KV_PUT:
+        reply->ok = gcs_kv_put(grpc, req->addr, req->port, req->name, req->text, &err) == 0;
         break;
     default:
         snprintf(err.msg, sizeof(err.msg), "unknown request %d", req->op);
@@ -140,6 +183,7 @@ static void prober_main(int fd, const char *root)
             continue;
         req.name[sizeof(req.name) - 1] = '\0';
         req.addr[sizeof(req.addr) - 1] = '\0';
+        req.text[sizeof(req.text) - 1] = '\0';
         serve(&req, &reply, &dns, &grpc);
         if (send(fd, &reply, sizeof(reply), 0) < 0)
             break;

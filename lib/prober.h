@@ -16,6 +16,11 @@ enum prober_op {
     PROBE_TCP,         /* can addr:port be connected to? */
     PROBE_HEALTH,      /* grpc.health.v1.Health/Check on addr:port */
     PROBE_COUNT_NODES, /* ALIVE nodes in the GCS at addr:port */
+    PROBE_DRAIN,       /* DrainNode for the ALIVE node at address `name`, reason `text` */
+    PROBE_FIND_NODE,   /* is there an ALIVE node at address `name`? (not: value "no") */
+    PROBE_CLUSTER_ID,  /* the cluster id, hex, into value */
+    PROBE_KV_GET,      /* rayboot's KV key `name` into value (ok=1 found, 0 absent or failed) */
+    PROBE_KV_PUT,      /* rayboot's KV key `name` = `text` */
 };
 
 struct prober_request {
@@ -23,6 +28,8 @@ struct prober_request {
     int port;
     char name[DNS_NAME_MAX_BYTES + 2]; /* PROBE_RESOLVE */
     char addr[DNS_ADDR_MAX_BYTES];     /* the others */
+    long long deadline_unix_ms;        /* PROBE_DRAIN */
+    char text[256];                    /* PROBE_DRAIN reason, PROBE_KV_PUT value */
 };
 
 struct prober_reply {
@@ -30,6 +37,7 @@ struct prober_reply {
     char addr[DNS_ADDR_MAX_BYTES];
     long alive;
     long alive_workers;
+    char value[256]; /* PROBE_CLUSTER_ID, PROBE_KV_GET */
     char reason[ERRBUF_MAX_BYTES];
 };
 

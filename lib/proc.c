@@ -1,0 +1,202 @@
+/* Process and signal system calls, each wrapped small so callers read as policy. */
+#include "proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void proc_catchable_signals(sigset_t *set)
+{
+    sigfillset(set);
+    sigdelset(set, SIGKILL);
+    sigdelset(set, SIGSTOP);
+    /* Terminal job control and faults stay with their defaults: they are about this process. */
+    sigdelset(set, SIGTSTP);
+    sigdelset(set, SIGTTIN);
+    sigdelset(set, SIGTTOU);
+    sigdelset(set, SIGSEGV);
+    sigdelset(set, SIGBUS);
+    sigdelset(set, SIGILL);
+    sigdelset(set, SIGFPE);
+    sigdelset(set, SIGABRT);
+    sigdelset(set, SIGSYS);
+    sigdelset(set, SIGTRAP);
+}
+
+int proc_signalfd_open(const sigset_t *set, struct errbuf *err)
+{
+    int fd;
+    if (sigprocmask(SIG_BLOCK, set, NULL) < 0)
+        return errbuf_set(err, "sigprocmask: %s", strerror(errno));
+    fd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0)
+        return errbuf_set(err, "signalfd: %s", strerror(errno));
+    return fd;
+}
+
+int proc_become_subreaper(struct errbuf *err)
+{
+    if (getpid() == 1)
+        return 0;
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+        return errbuf_set(err, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+    return 0;
+}
+
+/* In the child, before exec: undo everything rayboot changed about signals. */
+static void restore_signals(void)
+{
+    struct sigaction dfl;
+    sigset_t empty;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    /* Ignored dispositions survive exec; an ignored SIGTERM or SIGINT inherited by rayboot must
+     * not stay ignored for Ray or the user's command. */
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &dfl, NULL);
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+}
+
+static const char *env_path(char *const envp[])
+{
+    for (; envp && *envp; envp++) {
+        if (strncmp(*envp, "PATH=", 5) == 0)
+            return *envp + 5;
+    }
+    return "/usr/local/bin:/usr/bin:/bin";
+}
+
+/* execve through PATH from the child's own environment (execvp would use rayboot's). */
+static void exec_path(char *const argv[], char *const envp[])
+{
+    const char *path = env_path(envp);
+    char full[4096];
+    int saved = ENOENT;
+
+    if (strchr(argv[0], '/')) {
+        execve(argv[0], argv, envp);
+        return;
+    }
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        if (len + strlen(argv[0]) + 2 <= sizeof(full)) {
+            memcpy(full, path, len);
+            full[len] = '\0';
+            if (len == 0)
+                strcpy(full, ".");
+            strcat(full, "/");
+            strcat(full, argv[0]);
+            execve(full, argv, envp);
+            if (errno != ENOENT && errno != ENOTDIR)
+                saved = errno; /* found but not executable: remember, keep looking */
+        }
+        path += len + (path[len] == ':');
+    }
+    errno = saved;
+}
+
+int proc_spawn(char *const argv[], char *const envp[], pid_t *pid, int *exec_errno, struct errbuf *err)
+{
+    int pipefd[2];
+    int child_errno = 0;
+    ssize_t n;
+
+    *exec_errno = 0;
+    /* The close-on-exec pipe carries errno if exec fails; EOF means exec succeeded. */
+    if (pipe2(pipefd, O_CLOEXEC) < 0)
+        return errbuf_set(err, "pipe: %s", strerror(errno));
+    *pid = fork();
+    if (*pid < 0) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return errbuf_set(err, "fork: %s", strerror(errno));
+    }
+    if (*pid == 0) {
+        close(pipefd[0]);
+        setpgid(0, 0);
+        restore_signals();
+        exec_path(argv, envp);
+        child_errno = errno;
+        n = write(pipefd[1], &child_errno, sizeof(child_errno));
+        (void)n;
+        _exit(127);
+    }
+    close(pipefd[1]);
+    setpgid(*pid, *pid); /* also from the parent, so the group exists before we signal it */
+    do {
+        n = read(pipefd[0], &child_errno, sizeof(child_errno));
+    } while (n < 0 && errno == EINTR);
+    close(pipefd[0]);
+    if (n == (ssize_t)sizeof(child_errno)) {
+        int status;
+        waitpid(*pid, &status, 0);
+        *exec_errno = child_errno;
+        return errbuf_set(err, "%s: %s", argv[0], strerror(child_errno));
+    }
+    return 0;
+}
+
+int proc_exit_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
+}
+
+void proc_signal_group(pid_t pgid, int sig)
+{
+    if (pgid > 0)
+        kill(-pgid, sig);
+}
+
+/* The parent pid from /proc/<pid>/stat: the field after the command, which is in parentheses
+ * and may itself hold spaces or parentheses, so parse from the last ')'. */
+static pid_t parent_of(const char *pid_name)
+{
+    char path[64], buf[512];
+    FILE *f;
+    size_t n;
+    const char *close;
+    int ppid;
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid_name);
+    f = fopen(path, "re");
+    if (!f)
+        return -1;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    close = strrchr(buf, ')');
+    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return (pid_t)ppid;
+}
+
+int proc_signal_children(int sig)
+{
+    pid_t self = getpid();
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int count = 0;
+    if (!d)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == self)
+            continue;
+        if (parent_of(de->d_name) == self && kill((pid_t)pid, sig) == 0)
+            count++;
+    }
+    closedir(d);
+    return count;
+}

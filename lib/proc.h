@@ -1,0 +1,38 @@
+/* Processes and signals for a PID 1: spawning children clean (own process group, default signal
+ * dispositions, empty mask, no shell), catching signals through a signalfd, mapping exits. */
+#ifndef RAYBOOT_PROC_H
+#define RAYBOOT_PROC_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "errbuf.h"
+
+/* Every signal a child could be sent and that we can catch: all but SIGKILL and SIGSTOP (and
+ * the job-control stops a terminal sends, which stay with the terminal). */
+void proc_catchable_signals(sigset_t *set);
+
+/* Blocks set in this process and returns a signalfd for it (non-blocking, close-on-exec), or
+ * -1 with a message. Blocking is what makes PID 1 receive them at all. */
+int proc_signalfd_open(const sigset_t *set, struct errbuf *err);
+
+/* When not PID 1 (shareProcessNamespace puts pause there), adopt orphans anyway. */
+int proc_become_subreaper(struct errbuf *err);
+
+/* fork + execvpe(argv[0], argv, envp) with PATH taken from envp. The child gets its own process
+ * group, default dispositions for every signal and an empty mask. Returns 0 with *pid, or -1
+ * when the exec failed: *exec_errno says why (ENOENT -> 127, others -> 126 by the caller). */
+int proc_spawn(char *const argv[], char *const envp[], pid_t *pid, int *exec_errno, struct errbuf *err);
+
+/* A wait status as a shell would report it: the exit code, or 128+N for signal N. */
+int proc_exit_code(int status);
+
+/* kill(-pgid, sig), ignoring ESRCH (the group is already gone). */
+void proc_signal_group(pid_t pgid, int sig);
+
+/* Sends sig to every direct child of this process (orphans adopted as subreaper or PID 1), found
+ * in /proc. Returns how many were signalled. */
+int proc_signal_children(int sig);
+
+#endif

@@ -1,0 +1,74 @@
+/* Parsing the run-time knobs; what they govern is in init/ and sidecar/. */
+#include "settings.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+#include "fsroot.h"
+#include "hosts.h"
+
+/* Defaults, each with its reason. */
+#define WAIT_TIMEOUT_DEFAULT_MS (600 * 1000L)       /* a head's image pull can take minutes */
+#define WORKERS_TIMEOUT_DEFAULT_MS (300 * 1000L)    /* then the job runs on whoever joined */
+#define GRACE_PERIOD_DEFAULT_MS (30 * 1000L)        /* Kubernetes' default grace period */
+#define HEAD_LOSS_TIMEOUT_DEFAULT_MS (300 * 1000L)  /* a restarted Volcano job re-creates the head */
+/* A day: longer is a typo, not a deadline. */
+#define SETTINGS_SECONDS_MAX 86400.0
+
+static int seconds(const char *const *envp, const char *name, long *ms, struct errbuf *err)
+{
+    const char *v = env_lookup_nonempty(envp, name);
+    char *end;
+    double s;
+    if (!v)
+        return 0;
+    errno = 0;
+    s = strtod(v, &end);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || end == v || *end || !isfinite(s) || s < 0 || s > SETTINGS_SECONDS_MAX)
+        return errbuf_set(err, "%s=%.40s: expected a number of seconds (0 to %.0f)", name, v, SETTINGS_SECONDS_MAX);
+    *ms = (long)(s * 1000.0);
+    return 0;
+}
+
+int settings_load(const char *const *envp, const char *hostname, struct settings *s, struct errbuf *err)
+{
+    const char *code = env_lookup_nonempty(envp, "RAYBOOT_EVICTION_EXIT_CODE");
+    const char *pod_ip = env_lookup_nonempty(envp, "RAYBOOT_POD_IP");
+    char *hosts = NULL;
+    struct errbuf ignored;
+
+    memset(s, 0, sizeof(*s));
+    s->wait_timeout_ms = WAIT_TIMEOUT_DEFAULT_MS;
+    s->workers_timeout_ms = WORKERS_TIMEOUT_DEFAULT_MS;
+    s->grace_period_ms = GRACE_PERIOD_DEFAULT_MS;
+    s->head_loss_timeout_ms = HEAD_LOSS_TIMEOUT_DEFAULT_MS;
+    if (seconds(envp, "RAYBOOT_WAIT_TIMEOUT", &s->wait_timeout_ms, err) < 0 ||
+        seconds(envp, "RAYBOOT_WORKERS_TIMEOUT", &s->workers_timeout_ms, err) < 0 ||
+        seconds(envp, "RAYBOOT_GRACE_PERIOD", &s->grace_period_ms, err) < 0 ||
+        seconds(envp, "RAYBOOT_HEAD_LOSS_TIMEOUT", &s->head_loss_timeout_ms, err) < 0)
+        return -1;
+    if (code) {
+        char *end;
+        long v = strtol(code, &end, 10);
+        if (end == code || *end || v < 0 || v > 255)
+            return errbuf_set(err, "RAYBOOT_EVICTION_EXIT_CODE=%.40s: expected 0..255", code);
+        s->eviction_exit_code = (int)v;
+    }
+    if (pod_ip) {
+        snprintf(s->pod_ip, sizeof(s->pod_ip), "%s", pod_ip);
+    } else if (hostname && hostname[0] &&
+               fsroot_read(env_lookup_nonempty(envp, "RAYBOOT_ROOT"), "/etc/hosts", HOSTS_FILE_MAX_BYTES, &hosts,
+                           NULL, &ignored) == 0) {
+        if (hosts_lookup_addr(hosts, hostname, s->pod_ip, sizeof(s->pod_ip)) < 0)
+            s->pod_ip[0] = '\0';
+        free(hosts);
+    }
+    return 0;
+}
