@@ -132,8 +132,8 @@ static int start_head(struct run *r)
         remember_cluster_id(r);
         if (r->plan.command.len > 0 && r->plan.workers_expected > 0)
             wait_workers(r);
-        if (r->plan.command.len > 0 && !r->term_requested && !r->ray_exited)
-            start_command(r);
+        if (r->plan.command.len > 0 && !r->term_requested && !r->ray_exited && start_command(r) < 0)
+            supervise_stop_ray(r, r->exit_code, r->settings.grace_period_ms);
         return 0;
     }
     if (res == WAIT_DEADLINE)
@@ -141,12 +141,8 @@ static int start_head(struct run *r)
     else if (res == WAIT_PROBER_DIED)
         log_error("%s", err.msg);
     /* The supervisor sorts out the rest: a dead Ray, a SIGTERM or a GCS that never came. */
-    if (res != WAIT_STOPPED) {
-        r->stopping = true;
-        r->exit_code = res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE;
-        proc_signal_group(r->ray_pid, SIGTERM);
-        r->kill_at_ms = wait_now_ms() + r->settings.grace_period_ms;
-    }
+    if (res != WAIT_STOPPED)
+        supervise_stop_ray(r, res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE, r->settings.grace_period_ms);
     return 0;
 }
 

@@ -49,6 +49,8 @@ int run_main(const struct cli *cli, const char *const *envp);
 void supervise_signals(struct run *r);
 /* Supervises until every child is gone; returns the exit code. */
 int supervise(struct run *r);
+/* Decides the end: SIGTERM to ray start now, SIGKILL to what is left after timeout_ms. */
+void supervise_stop_ray(struct run *r, int exit_code, long timeout_ms);
 /* Starts `ray start` with the plan's argv; exec failures set exit_code 126/127. */
 int run_start_ray(struct run *r);
 

@@ -116,6 +116,13 @@ static void stop_ray(struct run *r, long timeout_ms)
     r->kill_at_ms = wait_now_ms() + timeout_ms;
 }
 
+void supervise_stop_ray(struct run *r, int exit_code, long timeout_ms)
+{
+    r->stopping = true;
+    r->exit_code = exit_code;
+    stop_ray(r, timeout_ms);
+}
+
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. */
 static void shut_down(struct run *r)
 {

@@ -1,0 +1,101 @@
+"""Fixtures for black-box contract tests of the static rayboot binary: a fake GCS, a fake `ray`,
+a pod root with the files rayboot reads, and a runner that starts rayboot with an exact env."""
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from fake_gcs import FakeGcs  # noqa: E402
+
+
+@pytest.fixture
+def gcs():
+    server = FakeGcs()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pod_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "hosts").write_text("127.0.0.1\tlocalhost\n127.0.0.1\tpod-0\n")
+    # Nothing listens on this nameserver: names not in /etc/hosts fail fast, as NXDOMAIN would.
+    (root / "etc" / "resolv.conf").write_text("nameserver 127.0.0.1\noptions ndots:5\n")
+    return root
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Rayboot:
+    """One rayboot process; kills its whole process group on cleanup."""
+
+    def __init__(self, binary, env, args, tmp_path, preexec_fn=None):
+        self.stderr_path = tmp_path / f"rayboot-{time.monotonic_ns()}.err"
+        self.stdout_path = self.stderr_path.with_suffix(".out")
+        self.proc = subprocess.Popen([str(binary), *args], env=env, stdout=open(self.stdout_path, "w"),
+                                     stderr=open(self.stderr_path, "w"), start_new_session=True,
+                                     preexec_fn=preexec_fn)
+
+    def wait(self, timeout):
+        return self.proc.wait(timeout=timeout)
+
+    @property
+    def stderr(self):
+        return self.stderr_path.read_text()
+
+    @property
+    def stdout(self):
+        return self.stdout_path.read_text()
+
+    def wait_for_log(self, needle, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in self.stderr:
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise AssertionError(f"no {needle!r} in rayboot's log:\n{self.stderr}")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=5)
+
+
+@pytest.fixture
+def run(rayboot_bin, pod_root, tmp_path):
+    started = []
+
+    def start(extra_env=None, args=(), preexec_fn=None):
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOSTNAME": "pod-0",
+            "RAYBOOT_ROOT": str(pod_root),
+            "RAYBOOT_RAY": str(HERE / "fake_ray.py"),
+            "FAKE_RAY_LOG": str(tmp_path / "ray.log"),
+            "RAYBOOT_GRACE_PERIOD": "8",
+        }
+        env.update(extra_env or {})
+        r = Rayboot(rayboot_bin, env, args, tmp_path, preexec_fn)
+        started.append(r)
+        return r
+
+    yield start
+    for r in started:
+        r.kill()

@@ -1,0 +1,135 @@
+"""A stand-in for Ray's GCS: the handful of gRPC methods rayboot calls, answered with hand-built
+protobuf bytes (the same field numbers lib/gcs.c documents), over real HTTP/2 from grpcio.
+Tests flip its state (serving, nodes, KV) and read back the calls it received."""
+import threading
+from concurrent import futures
+
+import grpc
+
+HEALTH = "/grpc.health.v1.Health/Check"
+CLUSTER_ID = "/ray.rpc.NodeInfoGcsService/GetClusterId"
+ALL_NODES = "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo"
+DRAIN = "/ray.rpc.autoscaler.AutoscalerStateService/DrainNode"
+KV_GET = "/ray.rpc.InternalKVGcsService/InternalKVGet"
+KV_PUT = "/ray.rpc.InternalKVGcsService/InternalKVPut"
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def field_bytes(number: int, data: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def field_varint(number: int, value: int) -> bytes:
+    return varint(number << 3) + varint(value)
+
+
+def parse(data: bytes) -> dict:
+    """Top-level fields of a protobuf message: number -> list of int or bytes."""
+    fields, i = {}, 0
+    while i < len(data):
+        tag, shift = 0, 0
+        while True:
+            b = data[i]; i += 1
+            tag |= (b & 0x7F) << shift; shift += 7
+            if not b & 0x80:
+                break
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value, shift = 0, 0
+            while True:
+                b = data[i]; i += 1
+                value |= (b & 0x7F) << shift; shift += 7
+                if not b & 0x80:
+                    break
+        elif wire == 2:
+            length, shift = 0, 0
+            while True:
+                b = data[i]; i += 1
+                length |= (b & 0x7F) << shift; shift += 7
+                if not b & 0x80:
+                    break
+            value = data[i:i + length]; i += length
+        else:
+            raise ValueError(f"wire type {wire}")
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+class Node:
+    def __init__(self, ip: str, head: bool = False, node_id: bytes = None):
+        self.ip, self.head, self.alive = ip, head, True
+        self.node_id = node_id or bytes(range(28))
+
+    def encode(self) -> bytes:
+        out = field_bytes(1, self.node_id) + field_bytes(2, self.ip.encode())
+        if not self.alive:
+            out += field_varint(7, 1)
+        if self.head:
+            out += field_varint(25, 1)
+        return out
+
+
+class FakeGcs:
+    def __init__(self):
+        self.serving = True
+        self.cluster_id = b"\x01" * 28
+        self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28)]
+        self.kv = {}
+        self.calls = []
+        self.drain_removes_node = True
+        self.lock = threading.Lock()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        self.server.add_generic_rpc_handlers([_Handler(self)])
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+
+    def stop(self):
+        self.server.stop(grace=None)
+
+    def methods(self):
+        with self.lock:
+            return [m for m, _ in self.calls]
+
+    def answer(self, method: str, request: bytes, context):
+        with self.lock:
+            self.calls.append((method, request))
+            if method == HEALTH:
+                return field_varint(1, 1 if self.serving else 2)
+            if method == CLUSTER_ID:
+                return field_bytes(2, self.cluster_id)
+            if method == ALL_NODES:
+                return b"".join(field_bytes(2, n.encode()) for n in self.nodes if n.alive)
+            if method == DRAIN:
+                req = parse(request)
+                if self.drain_removes_node:
+                    for n in self.nodes:
+                        if n.node_id == req[1][0]:
+                            n.alive = False
+                return field_varint(1, 1)
+            if method == KV_GET:
+                req = parse(request)
+                key = (req[2][0], req[1][0])
+                return field_bytes(2, self.kv[key]) if key in self.kv else b""
+            if method == KV_PUT:
+                req = parse(request)
+                self.kv[(req[4][0], req[1][0])] = req[2][0]
+                return b""
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, method)
+
+
+class _Handler(grpc.GenericRpcHandler):
+    def __init__(self, gcs: FakeGcs):
+        self.gcs = gcs
+
+    def service(self, details):
+        method = details.method
+        return grpc.unary_unary_rpc_method_handler(lambda req, ctx: self.gcs.answer(method, req, ctx))

@@ -1,0 +1,260 @@
+"""rayboot's contract as PID 1 / supervisor (issue 5), black box, with a fake GCS and fake ray:
+exit codes, signals, reaping, restored dispositions, SIGTERM handling, worker completion, drain.
+Also the waiting contract (issue 4): deadline exit 75, and the seccomp-confined prober."""
+import json
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from conftest import closed_port
+from fake_gcs import DRAIN, KV_PUT, parse
+
+PY = sys.executable
+
+
+def ray_started(tmp_path, timeout=15):
+    """The fake ray's first log line, once it has set up its signals and written it."""
+    log = tmp_path / "ray.log"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text().endswith("\n"):
+            return json.loads(log.read_text().splitlines()[0])
+        time.sleep(0.02)
+    raise AssertionError("the fake ray never started")
+
+
+def head_env(gcs, **extra):
+    env = {"RAYBOOT_ROLE": "head", "RAYBOOT_PLUGIN_ARGS": f"--port={gcs.port}"}
+    env.update(extra)
+    return env
+
+
+def worker_env(port, **extra):
+    env = {"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{port}", "RAYBOOT_POD_IP": "127.0.0.1"}
+    env.update(extra)
+    return env
+
+
+@pytest.mark.parametrize("code", [0, 1, 3, 42, 126, 200, 255])
+def test_command_exit_code_becomes_rayboots(run, gcs, code):
+    r = run(head_env(gcs), ["--", PY, "-c", f"import sys; sys.exit({code})"])
+    assert r.wait(30) == code, r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGUSR1, signal.SIGSEGV])
+def test_command_killed_by_signal_gives_128_plus_n(run, gcs, sig):
+    r = run(head_env(gcs), ["--", PY, "-c", f"import os; os.kill(os.getpid(), {int(sig)})"])
+    assert r.wait(30) == 128 + sig, r.stderr
+
+
+def test_command_not_found_is_127(run, gcs):
+    r = run(head_env(gcs), ["--", "no-such-command-anywhere"])
+    assert r.wait(30) == 127, r.stderr
+    assert "no-such-command-anywhere" in r.stderr
+
+
+def test_command_not_executable_is_126(run, gcs, tmp_path):
+    script = tmp_path / "not-executable.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o644)
+    r = run(head_env(gcs), ["--", str(script)])
+    assert r.wait(30) == 126, r.stderr
+
+
+def test_ray_start_gets_the_plan_and_its_env(run, gcs, tmp_path):
+    # The command waits for the fake ray to announce itself, or it could be stopped unborn.
+    show = ("import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.02)\n"
+            "print(os.environ['RAY_ADDRESS'])")
+    r = run(head_env(gcs), ["--", PY, "-c", show, str(tmp_path / "ray.log")])
+    started = ray_started(tmp_path)
+    assert r.wait(30) == 0, r.stderr
+    assert r.stdout.strip() == f"127.0.0.1:{gcs.port}"
+    assert started["argv"][1:3] == ["start", "--head"]
+    assert f"--port={gcs.port}" in started["argv"] and started["argv"][-1] == "--block"
+    assert started["env"]["RAY_CLOUD_INSTANCE_ID"] == "pod-0"
+    assert started["env"]["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] == "0"
+    assert started["pgid"] == started["pid"], "ray start must lead its own process group"
+
+
+def test_head_marks_the_job_finished_for_workers(run, gcs):
+    r = run(head_env(gcs), ["--", PY, "-c", "import sys; sys.exit(5)"])
+    assert r.wait(30) == 5, r.stderr
+    assert gcs.kv.get((b"rayboot", b"finished")) == b"5"
+
+
+FORWARDED = [signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGWINCH]
+
+RECORDER = """
+import signal, sys, time
+out = open(sys.argv[1], "a", buffering=1)
+for s in %s:
+    signal.signal(s, lambda n, f: out.write(str(n) + "\\n"))
+out.write("ready\\n")
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    time.sleep(0.02)
+"""
+
+
+def test_signals_are_forwarded_to_the_command(run, gcs, tmp_path):
+    record = tmp_path / "signals"
+    r = run(head_env(gcs), ["--", PY, "-c", RECORDER % [int(s) for s in FORWARDED], str(record)])
+    deadline = time.monotonic() + 20
+    while "ready" not in (record.read_text() if record.exists() else ""):
+        assert time.monotonic() < deadline and r.proc.poll() is None, r.stderr
+        time.sleep(0.05)
+    for sig in FORWARDED:
+        os.kill(r.proc.pid, sig)
+        time.sleep(0.1)
+    deadline = time.monotonic() + 5
+    while len(record.read_text().split()) < len(FORWARDED) + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    got = [int(x) for x in record.read_text().split()[1:]]
+    assert got == [int(s) for s in FORWARDED], got
+
+
+def test_sigterm_stops_command_and_ray_and_exits_0(run, gcs):
+    r = run(head_env(gcs), ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 0, r.stderr
+    assert time.monotonic() - t0 < 8
+
+
+def test_eviction_exit_code_is_configurable(run, gcs):
+    r = run(head_env(gcs, RAYBOOT_EVICTION_EXIT_CODE="143"), ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 143, r.stderr
+
+
+def test_orphans_are_reaped(run, gcs, tmp_path):
+    """The command spawns 1,000 grandchildren whose parents exit at once: they are re-parented
+    to rayboot (subreaper), which must reap every one while the command still runs."""
+    storm = """
+import os, sys, time
+for _ in range(1000):
+    if os.fork() == 0:
+        if os.fork() == 0:
+            os._exit(0)
+        os._exit(0)
+    os.wait()
+open(sys.argv[1], "w").write("done")
+time.sleep(3)
+"""
+    marker = tmp_path / "storm"
+    r = run(head_env(gcs), ["--", PY, "-c", storm, str(marker)])
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline and r.proc.poll() is None, r.stderr
+        time.sleep(0.05)
+    time.sleep(0.5)
+    zombies = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] == "Z" and int(fields[1]) == r.proc.pid:
+            zombies.append(pid)
+    assert zombies == [], f"{len(zombies)} zombies left under rayboot"
+    assert r.wait(30) == 0, r.stderr
+
+
+def test_inherited_ignored_and_blocked_signals_are_restored(run, gcs):
+    def ignore_and_block():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+
+    report = ("import sys\nst = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+              "print(st['SigIgn'].strip(), st['SigBlk'].strip())")
+    r = run(head_env(gcs), ["--", PY, "-c", report], preexec_fn=ignore_and_block)
+    assert r.wait(30) == 0, r.stderr
+    ignored, blocked = (int(x, 16) for x in r.stdout.split())
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        assert not ignored & (1 << (sig - 1)), f"signal {sig} still ignored in the command"
+    assert blocked == 0, f"signals still blocked in the command: {blocked:#x}"
+
+
+def test_wait_deadline_exits_75_naming_the_address(run):
+    port = closed_port()
+    r = run(worker_env(port, RAYBOOT_WAIT_TIMEOUT="1"))
+    assert r.wait(15) == 75, r.stderr
+    assert f"127.0.0.1:{port}" in r.stderr and "connection refused" in r.stderr
+
+
+def test_sigterm_while_waiting_exits_promptly(run):
+    r = run(worker_env(closed_port()))
+    r.wait_for_log("waiting for GCS")
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(10) == 0, r.stderr
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_worker_joins_when_head_turns_serving(run, gcs, tmp_path):
+    gcs.serving = False
+    r = run(worker_env(gcs.port))
+    r.wait_for_log("NOT_SERVING")
+    gcs.serving = True
+    r.wait_for_log("started ray")
+    started = ray_started(tmp_path)
+    assert f"--address=127.0.0.1:{gcs.port}" in started["argv"]
+    assert not any(a.startswith("--head") or a.startswith("--port") for a in started["argv"])
+
+
+def test_worker_leaves_when_the_head_job_finished(run, gcs):
+    r = run(worker_env(gcs.port))
+    r.wait_for_log("started ray")
+    gcs.kv[(b"rayboot", b"finished")] = b"0"
+    assert r.wait(15) == 0, r.stderr
+    assert "the head's command finished" in r.stderr
+
+
+def test_worker_drains_its_node_on_sigterm(run, gcs, tmp_path):
+    from fake_gcs import Node
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes[0].ip = "10.0.0.1"  # the head is elsewhere; this pod's node is 127.0.0.1
+    r = run(worker_env(gcs.port, RAYBOOT_POD_NAME="ray-worker-0"))
+    r.wait_for_log("started ray")
+    ray_started(tmp_path)
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 0, r.stderr
+    drains = [parse(req) for method, req in gcs.calls if method == DRAIN]
+    assert len(drains) == 1, gcs.methods()
+    assert drains[0][1] == [b"\x42" * 28], "drained the wrong node id"
+    assert drains[0][2] == [2], "reason must be PREEMPTION"
+    assert b"ray-worker-0" in drains[0][3][0]
+    assert "left the cluster" in r.stderr
+
+
+def test_ray_dying_under_the_command_stops_it(run, gcs):
+    r = run(head_env(gcs, FAKE_RAY_MODE="exit:0"), ["--", PY, "-c", "import time; time.sleep(60)"])
+    code = r.wait(30)
+    assert code != 0, r.stderr
+    assert "Ray" in r.stderr
+
+
+def test_ray_ignoring_sigterm_is_killed_at_the_deadline(run, gcs, tmp_path):
+    r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="5"),
+            ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 0, r.stderr
+    assert 1.0 < time.monotonic() - t0 < 5.0, "SIGKILL must come at grace minus the margin"
+
+
+def test_prober_outside_its_seccomp_allowlist_is_killed_and_reported(run):
+    r = run(worker_env(closed_port(), RAYBOOT_PROBER_SELFTEST="forbidden-syscall"))
+    assert r.wait(10) == 70, r.stderr
+    assert "SIGSYS" in r.stderr and "seccomp" in r.stderr
