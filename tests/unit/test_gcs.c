@@ -1,0 +1,108 @@
+/* Unit tests for lib/gcs.c's decoders: health status, node counts and node lookup, on replies
+ * shaped like Ray 2.60's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gcs.h"
+#include "protobuf.h"
+
+static void test_health_statuses(void **state)
+{
+    struct errbuf err;
+    (void)state;
+    assert_int_equal(gcs_decode_health((const uint8_t *)"\x08\x01", 2, &err), 0);
+    assert_int_equal(gcs_decode_health((const uint8_t *)"\x08\x02", 2, &err), -1);
+    assert_non_null(strstr(err.msg, "NOT_SERVING"));
+    assert_int_equal(gcs_decode_health((const uint8_t *)"", 0, &err), -1);
+    assert_non_null(strstr(err.msg, "UNKNOWN"));
+    assert_int_equal(gcs_decode_health((const uint8_t *)"\x08", 1, &err), -1);
+    assert_non_null(strstr(err.msg, "malformed"));
+}
+
+/* Builds a GcsNodeInfo: id, address, state (omitted when ALIVE, as proto3 does), head flag. */
+static size_t node(uint8_t *out, size_t cap, uint8_t id_byte, size_t id_len, const char *ip, int dead, int head)
+{
+    uint8_t id[32];
+    struct pb_writer w;
+    memset(id, id_byte, sizeof(id));
+    pb_writer_init(&w, out, cap);
+    pb_put_bytes(&w, 1, id, id_len);
+    pb_put_bytes(&w, 2, ip, strlen(ip));
+    if (dead)
+        pb_put_varint(&w, 7, 1);
+    if (head)
+        pb_put_varint(&w, 25, 1);
+    pb_put_varint(&w, 23, 1763800000000ULL); /* start_time_ms: an unrelated field is skipped */
+    return w.len;
+}
+
+static size_t node_list(uint8_t *out, size_t cap)
+{
+    uint8_t n[128];
+    struct pb_writer w;
+    pb_writer_init(&w, out, cap);
+    pb_put_bytes(&w, 2, n, node(n, sizeof(n), 0xaa, 28, "10.0.0.1", 0, 1));
+    pb_put_bytes(&w, 2, n, node(n, sizeof(n), 0xbb, 28, "10.0.0.2", 0, 0));
+    pb_put_bytes(&w, 2, n, node(n, sizeof(n), 0xcc, 28, "10.0.0.3", 1, 0));
+    pb_put_bytes(&w, 2, n, node(n, sizeof(n), 0xdd, 27, "10.0.0.4", 0, 0));
+    return w.len;
+}
+
+/* ALIVE nodes counted, the head apart, DEAD ones not. */
+static void test_node_counts(void **state)
+{
+    uint8_t buf[1024];
+    struct gcs_node_counts counts;
+    struct errbuf err;
+    size_t len = node_list(buf, sizeof(buf));
+    (void)state;
+    assert_int_equal(gcs_decode_node_counts(buf, len, &counts, &err), 0);
+    assert_int_equal(counts.alive, 3);
+    assert_int_equal(counts.alive_workers, 2);
+}
+
+/* The node is found by its exact address; a DEAD one is not; a wrong-length id is an error
+ * (the GCS would silently accept it and drain nothing). */
+static void test_find_node(void **state)
+{
+    uint8_t buf[1024], id[GCS_NODE_ID_BYTES], want[GCS_NODE_ID_BYTES];
+    struct errbuf err;
+    size_t len = node_list(buf, sizeof(buf));
+    (void)state;
+    memset(want, 0xbb, sizeof(want));
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.2", id, &err), 0);
+    assert_memory_equal(id, want, sizeof(want));
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.3", id, &err), -1);
+    assert_non_null(strstr(err.msg, "no ALIVE node"));
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.", id, &err), -1);
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.4", id, &err), -1);
+    assert_non_null(strstr(err.msg, "27-byte id"));
+}
+
+/* A truncated list is malformed, not a shorter list. */
+static void test_truncated_list(void **state)
+{
+    uint8_t buf[1024];
+    struct gcs_node_counts counts;
+    struct errbuf err;
+    size_t len = node_list(buf, sizeof(buf));
+    (void)state;
+    assert_int_equal(gcs_decode_node_counts(buf, len - 3, &counts, &err), -1);
+    assert_non_null(strstr(err.msg, "malformed"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_health_statuses),
+        cmocka_unit_test(test_node_counts),
+        cmocka_unit_test(test_find_node),
+        cmocka_unit_test(test_truncated_list),
+    };
+    return cmocka_run_group_tests_name("gcs", tests, NULL, NULL);
+}
