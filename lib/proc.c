@@ -108,6 +108,7 @@ int proc_spawn(char *const argv[], char *const envp[], pid_t *pid, int *exec_err
     int pipefd[2];
     int child_errno = 0;
     ssize_t n;
+    pid_t parent = getpid();
 
     *exec_errno = 0;
     /* The close-on-exec pipe carries errno if exec fails; EOF means exec succeeded. */
@@ -122,6 +123,11 @@ int proc_spawn(char *const argv[], char *const envp[], pid_t *pid, int *exec_err
     if (*pid == 0) {
         close(pipefd[0]);
         setpgid(0, 0);
+        /* When rayboot is a subreaper rather than PID 1, its death would orphan Ray; as PID 1
+         * the kernel kills the namespace anyway. The getppid check closes the race with a
+         * parent that died before the prctl. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+            _exit(127);
         restore_signals();
         exec_path(argv, envp);
         child_errno = errno;

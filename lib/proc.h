@@ -21,7 +21,7 @@ int proc_signalfd_open(const sigset_t *set, struct errbuf *err);
 int proc_become_subreaper(struct errbuf *err);
 
 /* fork + execvpe(argv[0], argv, envp) with PATH taken from envp. The child gets its own process
- * group, default dispositions for every signal and an empty mask. Returns 0 with *pid, or -1
+ * group, default dispositions for every signal, an empty mask, and SIGKILL if rayboot dies. Returns 0 with *pid, or -1
  * when the exec failed: *exec_errno says why (ENOENT -> 127, others -> 126 by the caller). */
 int proc_spawn(char *const argv[], char *const envp[], pid_t *pid, int *exec_errno, struct errbuf *err);
 

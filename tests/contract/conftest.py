@@ -1,5 +1,6 @@
 """Fixtures for black-box contract tests of the static rayboot binary: a fake GCS, a fake `ray`,
 a pod root with the files rayboot reads, and a runner that starts rayboot with an exact env."""
+import json
 import os
 import pathlib
 import signal
@@ -70,12 +71,14 @@ class Rayboot:
         raise AssertionError(f"no {needle!r} in rayboot's log:\n{self.stderr}")
 
     def kill(self):
+        """SIGTERM (rayboot stops its children), then SIGKILL if it lingers."""
         if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
             try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=5)
+                self.proc.wait(timeout=5)
 
 
 @pytest.fixture
@@ -99,3 +102,24 @@ def run(rayboot_bin, pod_root, tmp_path):
     yield start
     for r in started:
         r.kill()
+    # Once rayboot has gone, no ray it started may be left: kill stragglers by PID, then fail.
+    log = tmp_path / "ray.log"
+    left = []
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        pid = json.loads(line)["pid"]
+        for _ in range(50):  # the kernel delivers PDEATHSIG asynchronously
+            if not pid_alive(pid):
+                break
+            time.sleep(0.02)
+        else:
+            left.append(pid)
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"ray processes outlived rayboot: {left}"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
