@@ -65,6 +65,22 @@ static void json_escape_into(char *dst, size_t *len, size_t cap, const char *src
     }
 }
 
+/* Messages quote what the environment, files and network handed us; a log line must never carry
+ * raw control or non-ASCII bytes from there. Each byte outside printable ASCII becomes \xNN. */
+static void make_printable(char *msg, size_t cap)
+{
+    char out[LOG_LINE_MAX_BYTES];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof(out); p++) {
+        if (*p >= 0x20 && *p < 0x7f)
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
+    }
+    out[o] = '\0';
+    snprintf(msg, cap, "%s", out);
+}
+
 static void log_write(const char *level, const char *fmt, va_list ap)
 {
     char msg[LOG_LINE_MAX_BYTES];
@@ -73,6 +89,7 @@ static void log_write(const char *level, const char *fmt, va_list ap)
     int n;
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    make_printable(msg, sizeof(msg));
     if (log_fmt == LOG_FORMAT_JSON) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
