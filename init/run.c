@@ -136,21 +136,18 @@ static int start_head(struct run *r)
             supervise_stop_ray(r, r->exit_code, r->settings.grace_period_ms);
         return 0;
     }
-    if (res == WAIT_DEADLINE)
+    /* A dead Ray or a SIGTERM (WAIT_STOPPED) is the supervisor's to sort out. */
+    if (res != WAIT_STOPPED) {
         log_error("%s", err.msg);
-    else if (res == WAIT_PROBER_DIED)
-        log_error("%s", err.msg);
-    /* The supervisor sorts out the rest: a dead Ray, a SIGTERM or a GCS that never came. */
-    if (res != WAIT_STOPPED)
         supervise_stop_ray(r, res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE, r->settings.grace_period_ms);
+    }
     return 0;
 }
 
 static void log_plan(const struct plan *p)
 {
-    log_info("%s of %s%s%s (from %s); head %s:%d; %ld workers expected%s", plan_role_name(p->role),
-             p->job[0] ? "job " : "", p->job[0] ? p->job : "a Ray cluster", p->task[0] ? "" : "",
-             plan_source_name(p->source), p->head_fqdn, p->head_port, p->workers_expected < 0 ? 0 : p->workers_expected,
+    log_info("%s of %s%s (from %s); head %s:%d; %ld workers expected%s", plan_role_name(p->role),
+             p->job[0] ? "job " : "", p->job[0] ? p->job : "a Ray cluster", plan_source_name(p->source), p->head_fqdn, p->head_port, p->workers_expected < 0 ? 0 : p->workers_expected,
              p->command.len ? "; will run the command" : "");
     for (size_t i = 0; i < p->warnings.len; i++)
         log_warn("%s", p->warnings.items[i]);

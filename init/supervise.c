@@ -87,6 +87,7 @@ static int call(struct run *r, int op, const char *name, const char *text, struc
 {
     struct prober_request req;
     struct errbuf err;
+    memset(reply, 0, sizeof(*reply));
     memset(&req, 0, sizeof(req));
     req.op = op;
     req.port = r->plan.head_port;

@@ -185,6 +185,7 @@ static int small_call(struct grpc_client *c, const char *ip, int port, const cha
 {
     static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_CALL_TIMEOUT_MS,
                                                    GCS_SMALL_REPLY_MAX_BYTES};
+    memset(reply, 0, sizeof(*reply)); /* the caller frees it whatever happens */
     if (w->overflow)
         return errbuf_set(err, "request too large");
     return grpc_call(c, ip, port, path, w->buf, w->len, &limits, reply, err);

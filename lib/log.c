@@ -50,7 +50,8 @@ static void json_escape_into(char *dst, size_t *len, size_t cap, const char *src
             esc[1] = (char)*p;
             n = 2;
         } else if (*p == '\n') {
-            memcpy(esc, "\\n", 2);
+            esc[0] = '\\';
+            esc[1] = 'n';
             n = 2;
         } else if (*p < 0x20) {
             n = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", *p);
@@ -98,8 +99,9 @@ static void log_write(const char *level, const char *fmt, va_list ap)
         len = (n > 0 && (size_t)n < sizeof(line)) ? (size_t)n : 0;
         /* Room is kept for the closing quote, brace and newline. */
         json_escape_into(line, &len, sizeof(line) - 3, msg);
-        memcpy(line + len, "\"}\n", 3);
-        len += 3;
+        line[len++] = '"';
+        line[len++] = '}';
+        line[len++] = '\n';
     } else {
         n = snprintf(line, sizeof(line) - 1, "%s: %s: %s", log_program, level, msg);
         len = n < 0 ? 0 : ((size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 2);

@@ -221,7 +221,7 @@ static void list_tasks(const struct volcano_tasks *vt, char *out, size_t cap)
         used += (size_t)n;
     }
     for (char *c = out; *c; c++)
-        *c = *c == '_' ? '-' : *c;
+        *c = (char)(*c == '_' ? '-' : *c);
 }
 
 /* VK_TASK_INDEX / VC_TASK_INDEX only cross-check what the host lists say. */
@@ -285,7 +285,7 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
     }
     copy_str(p->task, sizeof(p->task), vt->tasks[t].key);
     for (char *c = p->task; *c; c++) /* task names are DNS labels: '_' can only have been '-' */
-        *c = *c == '_' ? '-' : *c;
+        *c = (char)(*c == '_' ? '-' : *c);
     p->index = (long)i;
     label_at(vt->tasks[t].hosts[i], 1, p->job, sizeof(p->job));
     d->found = true;

@@ -95,7 +95,7 @@ int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
         return errbuf_set(err, "--%s=%.80s: not a valid %s name (lower-case letters, digits and "
                                "'-', at most 63)", name, value,
                           f->kind == VALUE_TASK ? "task" : "container");
-    strcpy(field, value);
+    snprintf(field, DNS_LABEL_MAX_BYTES + 1, "%s", value);
     return 0;
 }
 

@@ -156,26 +156,22 @@ static void prober_main(int fd, const char *root)
     struct errbuf err;
     struct prober_request req;
     struct prober_reply reply;
-    int ready;
+    const char *selftest = getenv(PROBER_SELFTEST_ENV);
 
-    if (dns_resolver_init(&dns, root, &err) < 0 || grpc_client_init(&grpc, &err) < 0) {
-        memset(&reply, 0, sizeof(reply));
-        memcpy(reply.reason, err.msg, sizeof(reply.reason));
-        ready = send(fd, &reply, sizeof(reply), 0) < 0;
-        _exit(1);
-    }
-    if (sandbox_confine_prober(&err) < 0) {
-        memset(&reply, 0, sizeof(reply));
-        memcpy(reply.reason, err.msg, sizeof(reply.reason));
-        ready = send(fd, &reply, sizeof(reply), 0) < 0;
-        _exit(1);
-    }
-    if (getenv(PROBER_SELFTEST_ENV) && strcmp(getenv(PROBER_SELFTEST_ENV), "forbidden-syscall") == 0)
-        (void)!getppid(); /* not on the allowlist: the kernel kills us here */
     memset(&reply, 0, sizeof(reply));
+    if (dns_resolver_init(&dns, root, &err) < 0 || grpc_client_init(&grpc, &err) < 0 ||
+        sandbox_confine_prober(&err) < 0) {
+        /* The parent reads this as the reason start-up failed. */
+        memcpy(reply.reason, err.msg, sizeof(reply.reason));
+        (void)!send(fd, &reply, sizeof(reply), 0);
+        _exit(1);
+    }
+    if (selftest && strcmp(selftest, "forbidden-syscall") == 0)
+        (void)!getppid(); /* not on the allowlist: the kernel kills us here */
     reply.ok = 1;
-    ready = send(fd, &reply, sizeof(reply), 0) == (ssize_t)sizeof(reply);
-    while (ready) {
+    if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))
+        _exit(1);
+    for (;;) {
         ssize_t n = recv(fd, &req, sizeof(req), 0);
         if (n == 0 || (n < 0 && errno != EINTR))
             break;

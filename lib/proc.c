@@ -87,13 +87,10 @@ static void exec_path(char *const argv[], char *const envp[])
     }
     while (*path) {
         size_t len = strcspn(path, ":");
-        if (len + strlen(argv[0]) + 2 <= sizeof(full)) {
-            memcpy(full, path, len);
-            full[len] = '\0';
-            if (len == 0)
-                strcpy(full, ".");
-            strcat(full, "/");
-            strcat(full, argv[0]);
+        /* An empty PATH entry means the current directory, as in execvp. */
+        int n = len ? snprintf(full, sizeof(full), "%.*s/%s", (int)len, path, argv[0])
+                    : snprintf(full, sizeof(full), "./%s", argv[0]);
+        if (n > 0 && (size_t)n < sizeof(full)) {
             execve(full, argv, envp);
             if (errno != ENOENT && errno != ENOTDIR)
                 saved = errno; /* found but not executable: remember, keep looking */

@@ -24,7 +24,7 @@ int volcano_task_key(const char *task, char key[DNS_LABEL_MAX_BYTES + 1])
     if (n == 0 || n > DNS_LABEL_MAX_BYTES)
         return -1;
     for (size_t i = 0; i <= n; i++)
-        key[i] = task[i] == '-' ? '_' : (char)tolower((unsigned char)task[i]);
+        key[i] = (char)(task[i] == '-' ? '_' : tolower((unsigned char)task[i]));
     return 0;
 }
 
@@ -54,7 +54,7 @@ static struct volcano_task *task_get(struct volcano_tasks *vt, const char *key, 
     vt->tasks = t;
     t = &vt->tasks[vt->ntasks++];
     memset(t, 0, sizeof(*t));
-    strcpy(t->key, key);
+    snprintf(t->key, sizeof(t->key), "%s", key);
     t->declared = -1;
     return t;
 }
@@ -67,6 +67,8 @@ static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const cha
     size_t count = 1, line = 0;
     char *p = buf;
 
+    if (!buf)
+        return errbuf_set(err, "%s: out of memory", what);
     free(t->buf);
     free(t->hosts);
     t->buf = buf;
@@ -104,6 +106,8 @@ static int parse_declared(struct volcano_task *t, const char *text, const char *
 {
     char *end;
     long v;
+    if (!text)
+        return errbuf_set(err, "%s: unreadable", what);
     errno = 0;
     v = strtol(text, &end, 10);
     while (isspace((unsigned char)*end))
