@@ -1,0 +1,29 @@
+"""The first process of a simulated pod (run under `unshare --pid --fork --mount --mount-proc`, so
+it is PID 1 of the pod's PID namespace): gives the pod a private /etc (an overlay holding its
+hosts, resolv.conf and /etc/volcano), a private /tmp and /dev/shm, then execs the pod's
+entrypoint, which thereby becomes PID 1 with exactly the environment the kubelet would give.
+
+Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env)"""
+import json
+import os
+import subprocess
+import sys
+
+
+def mount(*args):
+    subprocess.run(["mount", *args], check=True)
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    mount("-t", "overlay", "overlay", "-o",
+          f"lowerdir=/etc,upperdir={spec['etc_upper']},workdir={spec['etc_work']}", "/etc")
+    mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp")
+    mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/dev/shm")
+    os.chdir("/")
+    os.execve(spec["argv"][0], spec["argv"], spec["env"])
+
+
+if __name__ == "__main__":
+    main()

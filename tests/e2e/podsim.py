@@ -1,0 +1,416 @@
+"""A pod simulator: turns a Volcano Job manifest into "pods" on this machine, as faithfully as
+shared/facts/volcano.md describes them, so that rayboot and real Ray run as they would in a
+cluster.
+
+- The cluster: one network namespace holding a bridge and dnsmasq (the cluster DNS for
+  cluster.local). It has no route anywhere, so nothing a pod sends can leave the machine.
+- A pod: its own network namespace (a veth on the bridge, a private address, a default route to
+  the bridge so that Ray can find its node IP), PID namespace (the entrypoint is PID 1) and mount
+  namespace (a private /etc with the kubelet's hosts and resolv.conf and the svc plugin's
+  /etc/volcano ConfigMap, a private /tmp and /dev/shm), and exactly the environment the
+  kubelet and Volcano's plugins give it.
+- DNS: a pod's A record exists only while the pod is Ready (a headless Service without
+  publishNotReadyAddresses); names that do not exist answer NXDOMAIN.
+- Operations: create the whole job at once (gang scheduling), mark Ready, delete with a grace
+  period (SIGTERM to PID 1, SIGKILL at the end), re-create under the same name with a new IP,
+  exec inside a pod, drop packets, stop and restart DNS. Teardown kills by PID and deletes every
+  namespace it made; nothing is ever killed by name.
+"""
+import json
+import os
+import pathlib
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+DOMAIN = "cluster.local"
+K8S_ENV = {
+    "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+    "KUBERNETES_SERVICE_PORT": "443",
+    "KUBERNETES_SERVICE_PORT_HTTPS": "443",
+    "KUBERNETES_PORT": "tcp://10.96.0.1:443",
+    "HOME": "/root",
+}
+CONFIGMAP_VERSION = "..2026_11_21_10_15_42.1893204651"
+
+
+class SimulatorUnavailable(RuntimeError):
+    """This machine cannot run the simulator; the message says what is missing."""
+
+
+def run(*argv, check=True, timeout=30):
+    """Runs a setup command (argv only, never a shell); its errors carry its stderr."""
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip()}")
+    return r
+
+
+def check_host():
+    if os.geteuid() != 0:
+        raise SimulatorUnavailable("the pod simulator needs root (network, PID and mount namespaces)")
+    for tool in ("ip", "unshare", "nsenter", "mount"):
+        if not shutil.which(tool):
+            raise SimulatorUnavailable(f"the pod simulator needs `{tool}` (util-linux / iproute2)")
+    if not shutil.which("dnsmasq") and not os.path.exists("/usr/sbin/dnsmasq"):
+        raise SimulatorUnavailable("the pod simulator needs dnsmasq (apt-get install dnsmasq-base)")
+    name = f"rbcheck{os.getpid()}"
+    r = run("ip", "netns", "add", name, check=False)
+    if r.returncode != 0:
+        raise SimulatorUnavailable(f"cannot create network namespaces: {r.stderr.strip()}")
+    run("ip", "netns", "del", name, check=False)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(predicate, timeout, what, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Cluster:
+    """The cluster network and DNS, and every pod created in it."""
+
+    def __init__(self, workdir: pathlib.Path, venv: pathlib.Path, binaries: dict):
+        check_host()
+        self.dir = workdir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.venv = venv
+        self.binaries = binaries
+        self.prefix = f"rb{os.getpid() % 100000}{random.randrange(16 ** 3):03x}"
+        self.net = (random.randrange(200, 250), random.randrange(0, 256))
+        self.ns = f"{self.prefix}c"
+        self.bridge_ip = self.address(1)
+        self.pods = []
+        self.netns_made = []
+        self.dns_proc = None
+        self.dns_hosts = self.dir / "dns-hosts"
+        self.dns_log = self.dir / "dns.log"
+        self.next_host = 10
+        self._setup_network()
+        self.dns_start()
+
+    def address(self, host: int) -> str:
+        return f"10.{self.net[0]}.{self.net[1]}.{host}"
+
+    def _netns(self, name):
+        run("ip", "netns", "add", name)
+        self.netns_made.append(name)
+        run("ip", "-n", name, "link", "set", "lo", "up")
+
+    def _setup_network(self):
+        self._netns(self.ns)
+        run("ip", "-n", self.ns, "link", "add", "br0", "type", "bridge")
+        run("ip", "-n", self.ns, "addr", "add", f"{self.bridge_ip}/24", "dev", "br0")
+        run("ip", "-n", self.ns, "link", "set", "br0", "up")
+
+    # DNS -------------------------------------------------------------------------------------
+    def dns_start(self):
+        """dnsmasq as the cluster DNS: authoritative for cluster.local, nothing forwarded."""
+        self._write_dns()
+        self.dns_proc = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns, shutil.which("dnsmasq") or "/usr/sbin/dnsmasq",
+             "--keep-in-foreground", "--no-resolv", "--no-hosts", "--user=root",
+             f"--addn-hosts={self.dns_hosts}", f"--listen-address={self.bridge_ip}", "--bind-interfaces",
+             f"--local=/{DOMAIN}/", "--domain-needed", "--no-negcache", "--cache-size=0",
+             "--log-queries", f"--log-facility={self.dns_log}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_until(lambda: self.dns_log.exists() and "started" in self.dns_log.read_text(), 10, "dnsmasq to start")
+
+    def dns_stop(self):
+        if self.dns_proc and self.dns_proc.poll() is None:
+            self.dns_proc.terminate()
+            self.dns_proc.wait(timeout=10)
+        self.dns_proc = None
+
+    def _write_dns(self):
+        lines = [f"{p.ip}\t{p.fqdn}\n" for p in self.pods if p.ready and p.running()]
+        tmp = self.dns_hosts.with_suffix(".tmp")
+        tmp.write_text("".join(lines))
+        os.rename(tmp, self.dns_hosts)
+        if self.dns_proc and self.dns_proc.poll() is None:
+            self.dns_proc.send_signal(signal.SIGHUP)  # re-reads --addn-hosts
+
+    def dns_queries(self, name_part=""):
+        """Queries dnsmasq logged so far (optionally only those naming name_part)."""
+        if not self.dns_log.exists():
+            return []
+        return [l for l in self.dns_log.read_text().splitlines() if "query[" in l and name_part in l]
+
+    # Pods ------------------------------------------------------------------------------------
+    def job(self, manifest: dict) -> "Job":
+        return Job(self, manifest)
+
+    def _new_pod_network(self):
+        host = self.next_host
+        self.next_host += 1
+        ns = f"{self.prefix}p{host}"
+        self._netns(ns)
+        veth = f"v{self.prefix[-5:]}{host}"[:15]
+        run("ip", "-n", self.ns, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+        run("ip", "-n", self.ns, "link", "set", veth, "master", "br0", "up")
+        ip = self.address(host)
+        run("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0")
+        run("ip", "-n", ns, "link", "set", "eth0", "up")
+        run("ip", "-n", ns, "route", "add", "default", "via", self.bridge_ip)
+        return ns, ip
+
+    def _drop_netns(self, ns):
+        run("ip", "netns", "del", ns, check=False)
+        if ns in self.netns_made:
+            self.netns_made.remove(ns)
+
+    def close(self):
+        for pod in self.pods:
+            pod.kill()
+        self.dns_stop()
+        for ns in list(self.netns_made):
+            self._drop_netns(ns)
+
+    def leftovers(self):
+        """What this cluster left behind: namespaces or processes. Empty after close()."""
+        names = run("ip", "netns", "list").stdout.split()
+        left = [n for n in names if n.startswith(self.prefix)]
+        left += [f"pid {p.pid1}" for p in self.pods if p.pid1 and alive(p.pid1)]
+        if self.dns_proc and self.dns_proc.poll() is None:
+            left.append("dnsmasq")
+        return left
+
+
+class Job:
+    """A Volcano Job (batch.volcano.sh/v1alpha1) as the controller and its plugins set it up."""
+
+    def __init__(self, cluster: Cluster, manifest: dict):
+        self.cluster = cluster
+        meta, spec = manifest["metadata"], manifest["spec"]
+        self.name = meta["name"]
+        self.namespace = meta.get("namespace", "default")
+        self.plugins = spec.get("plugins", {}) or {}
+        self.tasks = spec["tasks"]
+        self.hosts = {}  # task -> ["hostname.subdomain", ...]
+        for task in self.tasks:
+            tspec = task["template"]["spec"]
+            sub = tspec.get("subdomain", self.name)
+            if tspec.get("hostname"):
+                self.hosts[task["name"]] = [f"{tspec['hostname']}.{sub}"]
+            else:
+                self.hosts[task["name"]] = [f"{self.name}-{task['name']}-{i}.{sub}"
+                                            for i in range(task.get("replicas", 1))]
+        self.pods = {}
+        for task in self.tasks:
+            for i in range(task.get("replicas", 1)):
+                pod = Pod(self, task, i)
+                self.pods[pod.name] = pod
+                cluster.pods.append(pod)
+
+    def pod(self, task: str, index: int = 0) -> "Pod":
+        return self.pods[f"{self.name}-{task}-{index}"]
+
+    def start(self, ready=True):
+        """Starts every pod at once, as gang scheduling does; Ready at once unless told otherwise
+        (a pod without a readinessProbe is Ready as soon as its container starts)."""
+        for pod in self.pods.values():
+            pod.start(ready=ready)
+
+    def configmap(self) -> dict:
+        """The svc plugin's ConfigMap J-svc."""
+        data = {}
+        for task, hosts in self.hosts.items():
+            k = task.replace("-", "_")
+            data[f"{k}.host"] = "\n".join(hosts)
+            data[f"VC_{k.upper()}_HOSTS"] = ",".join(hosts)
+            data[f"VC_{k.upper()}_NUM"] = str(len(hosts))
+        return data
+
+
+class Pod:
+    def __init__(self, job: Job, task: dict, index: int):
+        self.job, self.task, self.index = job, task["name"], index
+        self.cluster = job.cluster
+        tspec = task["template"]["spec"]
+        self.container = tspec["containers"][0]
+        self.hostname = tspec.get("hostname") or f"{job.name}-{self.task}-{index}"
+        self.name = f"{job.name}-{self.task}-{index}"
+        self.subdomain = tspec.get("subdomain", job.name)
+        self.fqdn = f"{self.hostname}.{self.subdomain}.{job.namespace}.svc.{DOMAIN}"
+        self.grace = tspec.get("terminationGracePeriodSeconds", 30)
+        self.dir = self.cluster.dir / "pods" / self.name
+        self.ns = self.ip = None
+        self.proc = None
+        self.pid1 = None
+        self.ready = False
+        self.exit_code = None
+        self.extra_env = {}
+        self.incarnation = 0
+
+    # What the pod is given ---------------------------------------------------------------------
+    def env(self) -> dict:
+        env = dict(K8S_ENV)
+        env["PATH"] = f"{self.cluster.venv / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        env["HOSTNAME"] = self.hostname
+        if "svc" in self.job.plugins or "ray" in self.job.plugins:
+            for task, hosts in self.job.hosts.items():
+                k = task.replace("-", "_").upper()
+                env[f"VC_{k}_HOSTS"] = ",".join(hosts)
+                env[f"VC_{k}_NUM"] = str(len(hosts))
+        if "env" in self.job.plugins:
+            env["VK_TASK_INDEX"] = env["VC_TASK_INDEX"] = str(self.index)
+        fields = {"metadata.name": self.name, "metadata.namespace": self.job.namespace, "status.podIP": self.ip,
+                  "spec.nodeName": "node-1"}
+        for item in self.container.get("env", []) or []:
+            if "value" in item:
+                env[item["name"]] = str(item["value"])
+            elif "valueFrom" in item and "fieldRef" in item["valueFrom"]:
+                env[item["name"]] = fields[item["valueFrom"]["fieldRef"]["fieldPath"]]
+        env["RAY_USAGE_STATS_ENABLED"] = "0"
+        env.update(self.extra_env)
+        return env
+
+    def argv(self) -> list:
+        argv = list(self.container.get("command", []) or []) + list(self.container.get("args", []) or [])
+        if not argv:
+            raise ValueError(f"pod {self.name}: the simulator needs an explicit command")
+        exe = self.cluster.binaries.get(argv[0])
+        if exe is None:
+            exe = shutil.which(argv[0], path=self.env()["PATH"])
+        if exe is None:
+            raise ValueError(f"pod {self.name}: {argv[0]} not found")
+        return [str(exe)] + argv[1:]
+
+    def _write_files(self):
+        """The kubelet's /etc/hosts and resolv.conf, and /etc/volcano in atomic-writer layout."""
+        upper = self.dir / f"etc-upper-{self.incarnation}"
+        work = self.dir / f"etc-work-{self.incarnation}"
+        upper.mkdir(parents=True)
+        work.mkdir(parents=True)
+        (upper / "hosts").write_text(
+            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+            f"{self.ip}\t{self.fqdn}\t{self.hostname}\n")
+        ns = self.job.namespace
+        (upper / "resolv.conf").write_text(
+            f"search {ns}.svc.{DOMAIN} svc.{DOMAIN} {DOMAIN}\nnameserver {self.cluster.bridge_ip}\noptions ndots:5\n")
+        if "svc" in self.job.plugins or "ray" in self.job.plugins:
+            write_configmap(upper / "volcano", self.job.configmap())
+        return upper, work
+
+    # Lifecycle -------------------------------------------------------------------------------
+    def start(self, ready=True):
+        self.incarnation += 1
+        self.ns, self.ip = self.cluster._new_pod_network()
+        upper, work = self._write_files()
+        spec = self.dir / f"spec-{self.incarnation}.json"
+        spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
+                                    "env": self.env()}))
+        self.log_path = self.dir / f"log-{self.incarnation}.txt"
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns, "unshare", "--pid", "--fork", "--mount", "--mount-proc",
+             "--propagation", "private", "--kill-child", sys.executable, str(HERE / "podinit.py"), str(spec)],
+            stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.pid1 = wait_until(self._find_pid1, 10, f"pod {self.name} to start")
+        self.exit_code = None
+        if ready:
+            self.mark_ready()
+
+    def _find_pid1(self):
+        try:
+            children = pathlib.Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def mark_ready(self):
+        self.ready = True
+        self.cluster._write_dns()
+
+    def mark_unready(self):
+        self.ready = False
+        self.cluster._write_dns()
+
+    def wait(self, timeout) -> int:
+        """Waits for the pod's PID 1 to exit; returns its exit code (128+N for signal N)."""
+        rc = self.proc.wait(timeout=timeout)
+        self.exit_code = 128 - rc if rc < 0 else rc
+        self.ready = False
+        self.cluster._write_dns()
+        return self.exit_code
+
+    def delete(self, grace=None) -> int:
+        """Like the kubelet: the pod leaves DNS, SIGTERM to PID 1, SIGKILL when the grace ends."""
+        grace = self.grace if grace is None else grace
+        self.mark_unready()
+        if self.running():
+            os.kill(self.pid1, signal.SIGTERM)
+            try:
+                return self.wait(grace)
+            except subprocess.TimeoutExpired:
+                os.kill(self.pid1, signal.SIGKILL)
+        return self.wait(10)
+
+    def recreate(self, ready=True):
+        """The same pod name (and DNS name) with a new IP, as Volcano re-creates pods."""
+        if self.running():
+            self.kill()
+        self.cluster._drop_netns(self.ns)
+        self.start(ready=ready)
+
+    def kill(self):
+        if self.running():
+            os.kill(self.pid1, signal.SIGKILL)  # PID 1 dies: the kernel kills the whole pod
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def exec(self, argv, timeout=60, env=None) -> subprocess.CompletedProcess:
+        """Runs argv inside the pod (its network, PID and mount namespaces)."""
+        return subprocess.run(["nsenter", "-t", str(self.pid1), "-n", "-p", "-m", "--", *argv],
+                              env=env or self.env(), capture_output=True, text=True, timeout=timeout)
+
+    def drop_packets_from(self, ip):
+        """Silently drops every packet from ip to this pod (nftables inside the pod's netns)."""
+        for rule in (["add", "table", "inet", "rbdrop"],
+                     ["add", "chain", "inet", "rbdrop", "in", "{", "type", "filter", "hook", "input", "priority", "0",
+                      ";", "}"],
+                     ["add", "rule", "inet", "rbdrop", "in", "ip", "saddr", ip, "drop"]):
+            run("ip", "netns", "exec", self.ns, "nft", *rule)
+
+    def allow_packets(self):
+        run("ip", "netns", "exec", self.ns, "nft", "delete", "table", "inet", "rbdrop", check=False)
+
+
+def write_configmap(directory: pathlib.Path, data: dict, version: str = CONFIGMAP_VERSION):
+    """The kubelet's atomic-writer layout: a versioned directory, `..data` pointing at it, and one
+    symlink per key into `..data/`. Writing a new version swaps `..data` with one rename."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / version).mkdir()
+    for name, text in data.items():
+        (directory / version / name).write_text(text)
+    tmp = directory / "..data_tmp"
+    tmp.symlink_to(version)
+    os.rename(tmp, directory / "..data")
+    for name in data:
+        link = directory / name
+        if not link.is_symlink():
+            link.symlink_to(f"..data/{name}")
