@@ -1,0 +1,62 @@
+"""Evictions and head restarts with real Ray: a deleted worker drains instead of dying, and
+workers rejoin a re-created head without being restarted themselves."""
+import time
+
+from podsim import wait_until
+from rayjobs import PROGRAMS, ray_job
+
+
+def logs(job):
+    return "\n".join(f"--- {name}\n{pod.log()}" for name, pod in job.pods.items())
+
+
+def node_states(head):
+    out = head.exec(["python", str(PROGRAMS / "node_states.py")], timeout=60)
+    assert out.returncode == 0, out.stderr
+    return [line.split() for line in out.stdout.splitlines()]
+
+
+def alive_count(head):
+    try:
+        return sum(1 for n in node_states(head) if n[1] == "ALIVE")
+    except AssertionError:
+        return 0
+
+
+def test_deleted_worker_drains_and_the_job_finishes(cluster):
+    job = cluster.job(ray_job(workers=2, head_command=["python", str(PROGRAMS / "busy.py"), "/tmp/stop"], grace=30))
+    job.start()
+    head, victim = job.pod("head"), job.pod("worker", 1)
+    wait_until(lambda: "started the command" in head.log() or not head.running(), 180, "the head's command")
+    time.sleep(5)  # tasks are running on every node
+    t0 = time.monotonic()
+    code = victim.delete(grace=30)
+    took = time.monotonic() - t0
+    assert code == 0, logs(job)
+    assert took < 20, f"the drained worker took {took:.1f} s of its 30 s grace"
+    assert "drain of node" in victim.log() and "accepted" in victim.log(), victim.log()
+    states = {n[0]: n for n in node_states(head)}
+    assert states[victim.ip][1] == "DEAD", states
+    assert states[victim.ip][2] != "UNEXPECTED_TERMINATION", f"the node died instead of draining: {states}"
+    head.exec(["touch", "/tmp/stop"])
+    assert head.wait(120) == 0, logs(job)
+    assert "tasks done:" in head.log()
+    assert job.pod("worker", 0).wait(30) == 0, logs(job)
+
+
+def test_workers_rejoin_a_recreated_head(cluster):
+    job = cluster.job(ray_job(workers=2))
+    job.start()
+    head = job.pod("head")
+    wait_until(lambda: alive_count(head) == 3, 180, "3 ALIVE nodes")
+    workers = [job.pod("worker", i) for i in range(2)]
+    worker_pids = [w.pid1 for w in workers]
+    old_ip = head.ip
+    head.delete(grace=10)
+    head.recreate()
+    assert head.ip != old_ip
+    wait_until(lambda: alive_count(head) == 3, 240, "the workers to rejoin the new head", interval=2)
+    assert [w.pid1 for w in workers] == worker_pids and all(w.running() for w in workers), \
+        "workers must rejoin without being restarted"
+    for w in workers:
+        assert "joining the head again" in w.log(), w.log()
