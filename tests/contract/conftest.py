@@ -33,7 +33,9 @@ def pod_root(tmp_path):
     return root
 
 
+@pytest.fixture
 def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from conftest import closed_port
 from fake_gcs import DRAIN, KV_PUT, parse
 
 PY = sys.executable
@@ -184,15 +183,15 @@ def test_inherited_ignored_and_blocked_signals_are_restored(run, gcs):
     assert blocked == 0, f"signals still blocked in the command: {blocked:#x}"
 
 
-def test_wait_deadline_exits_75_naming_the_address(run):
-    port = closed_port()
+def test_wait_deadline_exits_75_naming_the_address(run, closed_port):
+    port = closed_port
     r = run(worker_env(port, RAYBOOT_WAIT_TIMEOUT="1"))
     assert r.wait(15) == 75, r.stderr
     assert f"127.0.0.1:{port}" in r.stderr and "connection refused" in r.stderr
 
 
-def test_sigterm_while_waiting_exits_promptly(run):
-    r = run(worker_env(closed_port()))
+def test_sigterm_while_waiting_exits_promptly(run, closed_port):
+    r = run(worker_env(closed_port))
     r.wait_for_log("waiting for GCS")
     t0 = time.monotonic()
     os.kill(r.proc.pid, signal.SIGTERM)
@@ -254,7 +253,7 @@ def test_ray_ignoring_sigterm_is_killed_at_the_deadline(run, gcs, tmp_path):
     assert 1.0 < time.monotonic() - t0 < 5.0, "SIGKILL must come at grace minus the margin"
 
 
-def test_prober_outside_its_seccomp_allowlist_is_killed_and_reported(run):
-    r = run(worker_env(closed_port(), RAYBOOT_PROBER_SELFTEST="forbidden-syscall"))
+def test_prober_outside_its_seccomp_allowlist_is_killed_and_reported(run, closed_port):
+    r = run(worker_env(closed_port, RAYBOOT_PROBER_SELFTEST="forbidden-syscall"))
     assert r.wait(10) == 70, r.stderr
     assert "SIGSYS" in r.stderr and "seccomp" in r.stderr
