@@ -107,8 +107,9 @@ test: bootstrap
 	$(MAKE) venv
 	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
 
+# One suite or test: make e2e PYTEST_ARGS='tests/e2e/test_smoke.py -k smoke'
 e2e:
-	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest $(or $(PYTEST_ARGS),tests)
 
 demo: bootstrap
 	$(MAKE) all venv
