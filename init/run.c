@@ -3,6 +3,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,10 +12,21 @@
 #include "exitcode.h"
 #include "log.h"
 #include "proc.h"
+#include "termlog.h"
 #include "wait.h"
 
 /* The head's own GCS: on loopback, it answers within seconds of ray start or never. */
 #define OWN_GCS_ADDR "127.0.0.1"
+
+void run_end_reason(struct run *r, const char *fmt, ...)
+{
+    va_list ap;
+    if (r->end_reason[0])
+        return;
+    va_start(ap, fmt);
+    vsnprintf(r->end_reason, sizeof(r->end_reason), fmt, ap);
+    va_end(ap);
+}
 
 static int exec_failure_code(int exec_errno)
 {
@@ -28,6 +40,7 @@ int run_start_ray(struct run *r)
     r->ray_exited = false;
     if (proc_spawn(r->plan.ray_start.items, r->ray_env.items, &r->ray_pid, &exec_errno, &err) < 0) {
         log_error("cannot start Ray: %s (set RAYBOOT_RAY to the ray executable)", err.msg);
+        run_end_reason(r, "cannot start Ray: %s", err.msg);
         r->ray_pid = 0;
         r->exit_code = exec_failure_code(exec_errno);
         return -1;
@@ -43,6 +56,7 @@ static int start_command(struct run *r)
     int exec_errno;
     if (proc_spawn(r->plan.command.items, r->cmd_env.items, &r->cmd_pid, &exec_errno, &err) < 0) {
         log_error("cannot run the command: %s", err.msg);
+        run_end_reason(r, "cannot run the command: %s", err.msg);
         r->cmd_pid = 0;
         r->exit_code = exec_failure_code(exec_errno);
         return -1;
@@ -107,12 +121,17 @@ static int start_worker(struct run *r)
     enum wait_result res = wait_gcs(r, r->plan.head_fqdn, wait_now_ms() + r->settings.wait_timeout_ms, &err);
     if (res == WAIT_DEADLINE) {
         log_error("%s", err.msg);
+        run_end_reason(r, "%s", err.msg);
         r->exit_code = EXIT_WAIT_DEADLINE;
         return -1;
     }
     if (res != WAIT_READY) {
-        if (res == WAIT_PROBER_DIED)
+        if (res == WAIT_PROBER_DIED) {
             log_error("%s", err.msg);
+            run_end_reason(r, "%s", err.msg);
+        } else {
+            run_end_reason(r, "SIGTERM while waiting for the head");
+        }
         r->exit_code = res == WAIT_STOPPED ? r->settings.eviction_exit_code : EXIT_SOFTWARE;
         return -1;
     }
@@ -139,6 +158,7 @@ static int start_head(struct run *r)
     /* A dead Ray or a SIGTERM (WAIT_STOPPED) is the supervisor's to sort out. */
     if (res != WAIT_STOPPED) {
         log_error("%s", err.msg);
+        run_end_reason(r, "%s", err.msg);
         supervise_stop_ray(r, res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE, r->settings.grace_period_ms);
     }
     return 0;
@@ -222,6 +242,7 @@ int run_main(const struct cli *cli, const char *const *envp)
     rc = setup(&r, cli, envp, &err);
     if (rc != 0) {
         log_error("%s", err.msg);
+        run_end_reason(&r, "%s", err.msg);
     } else {
         log_plan(&r.plan);
         if ((r.plan.role == PLAN_ROLE_HEAD ? start_head(&r) : start_worker(&r)) < 0 && r.ray_pid == 0 &&
@@ -230,6 +251,7 @@ int run_main(const struct cli *cli, const char *const *envp)
         else
             rc = supervise(&r);
     }
+    termlog_write(envp, "rayboot: %s (exit %d)", r.end_reason[0] ? r.end_reason : "ended", rc);
     prober_stop(&r.prober);
     if (r.sigfd >= 0)
         close(r.sigfd);

@@ -32,8 +32,11 @@ struct run {
     bool stopping;       /* the end is decided; waiting for children to go */
     bool restarting_ray; /* a worker is leaving an old head to join a new one */
     bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
+    bool drained;        /* SIGTERM's drain finished: the node left the cluster */
     long kill_at_ms;     /* SIGKILL whatever is left at this time (0: not yet set) */
     int exit_code;
+
+    char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */
 
     char gcs_addr[DNS_ADDR_MAX_BYTES]; /* where the GCS answered */
     char cluster_id[256];              /* the head we joined */
@@ -43,6 +46,9 @@ struct run {
 
 /* Returns rayboot's exit code. */
 int run_main(const struct cli *cli, const char *const *envp);
+
+/* Records why the pod ends (only the first call counts). */
+void run_end_reason(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* supervise.c */
 /* Reads every pending signal: reaps children, records SIGTERM, forwards the rest. */

@@ -148,6 +148,7 @@ static void shut_down(struct run *r)
                 if (wait_sleep(DRAIN_POLL_MS, r->sigfd) < 0)
                     supervise_signals(r);
                 if (call(r, PROBE_FIND_NODE, r->settings.pod_ip, NULL, &node) < 0 && node.value[0] == 'n') {
+                    r->drained = true;
                     log_info("node %s left the cluster after %.2f s of draining", r->settings.pod_ip,
                              (double)(wait_now_ms() - started) / 1000.0);
                     break;
@@ -159,6 +160,7 @@ static void shut_down(struct run *r)
     } else if (r->ray_pid > 0) {
         log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");
     }
+    run_end_reason(r, "SIGTERM: %s; Ray stopped", r->drained ? "node drained" : "stopped without a drain");
     stop_ray(r, started + budget - wait_now_ms());
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(r->kill_at_ms - wait_now_ms()) / 1000.0);
 }
@@ -169,6 +171,7 @@ static void command_done(struct run *r)
     struct prober_reply reply;
     char code[16];
     r->exit_code = proc_exit_code(r->cmd_status);
+    run_end_reason(r, "the command exited with %d", r->exit_code);
     r->job_finished = true;
     r->stopping = true;
     snprintf(code, sizeof(code), "%d", r->exit_code);
@@ -201,6 +204,7 @@ static void worker_ray_ended(struct run *r)
             if (r->exit_code == 0)
                 r->exit_code = 1; /* ray start --block only returns when something went wrong */
             log_error("Ray exited (%d) while its head is up; ending the pod", proc_exit_code(r->ray_status));
+            run_end_reason(r, "Ray exited (%d) while its head was up", proc_exit_code(r->ray_status));
             return;
         }
         log_info("Ray exited and the head is gone or new; waiting up to %.0f s to join it again",
@@ -220,6 +224,7 @@ static void worker_ray_ended(struct run *r)
     }
     if (res != WAIT_READY) {
         log_error("the head did not come back: %s", err.msg);
+        run_end_reason(r, "the head did not come back: %s", err.msg);
         r->stopping = true;
         r->exit_code = 1;
         return;
@@ -263,6 +268,7 @@ static void monitor_head(struct run *r)
     }
     if (call(r, PROBE_KV_GET, FINISHED_KEY, NULL, &reply) == 0) {
         log_info("the head's command finished (exit %s): stopping Ray", reply.value);
+        run_end_reason(r, "the head's command finished (exit %s)", reply.value);
         r->job_finished = true;
         r->stopping = true;
         r->exit_code = 0;
@@ -283,6 +289,7 @@ static void decide(struct run *r)
             r->exit_code = proc_exit_code(r->ray_status) ? proc_exit_code(r->ray_status) : 1;
             log_error("Ray died under the command (ray start exited %d); stopping the command",
                       proc_exit_code(r->ray_status));
+            run_end_reason(r, "Ray died under the command (ray start exited %d)", proc_exit_code(r->ray_status));
             r->stopping = true;
             proc_signal_group(r->cmd_pid, SIGTERM);
             r->kill_at_ms = wait_now_ms() + COMMAND_STOP_TIMEOUT_MS;
@@ -291,6 +298,7 @@ static void decide(struct run *r)
         } else {
             r->stopping = true;
             r->exit_code = proc_exit_code(r->ray_status);
+            run_end_reason(r, "ray start exited with %d", r->exit_code);
         }
     }
 }

@@ -257,3 +257,32 @@ def test_prober_outside_its_seccomp_allowlist_is_killed_and_reported(run, closed
     r = run(worker_env(closed_port, RAYBOOT_PROBER_SELFTEST="forbidden-syscall"))
     assert r.wait(10) == 70, r.stderr
     assert "SIGSYS" in r.stderr and "seccomp" in r.stderr
+
+
+def test_termination_log_says_why_the_pod_ended(run, gcs, tmp_path):
+    log = tmp_path / "termination-log"
+    log.write_text("")  # the kubelet creates it; rayboot only writes into an existing file
+    r = run(head_env(gcs, RAYBOOT_TERMINATION_LOG=str(log)), ["--", PY, "-c", "import sys; sys.exit(4)"])
+    assert r.wait(30) == 4, r.stderr
+    assert log.read_text() == "rayboot: the command exited with 4 (exit 4)\n"
+
+
+def test_termination_log_after_a_drained_eviction(run, gcs, tmp_path):
+    from fake_gcs import Node
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes[0].ip = "10.0.0.1"
+    log = tmp_path / "termination-log"
+    log.write_text("")
+    r = run(worker_env(gcs.port, RAYBOOT_TERMINATION_LOG=str(log)))
+    r.wait_for_log("started ray")
+    ray_started(tmp_path)
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 0, r.stderr
+    assert log.read_text() == "rayboot: SIGTERM: node drained; Ray stopped (exit 0)\n"
+
+
+def test_no_termination_log_file_is_created(run, gcs, tmp_path):
+    log = tmp_path / "absent"
+    r = run(head_env(gcs, RAYBOOT_TERMINATION_LOG=str(log)), ["--", PY, "-c", "pass"])
+    assert r.wait(30) == 0, r.stderr
+    assert not log.exists()
