@@ -3,7 +3,10 @@ it is PID 1 of the pod's PID namespace): gives the pod a private /etc (an overla
 hosts, resolv.conf and /etc/volcano), a private /tmp and /dev/shm, then execs the pod's
 entrypoint, which thereby becomes PID 1 with exactly the environment the kubelet would give.
 
-Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env)"""
+Paths listed in `keep` (the repository, the virtualenv) stay visible even when they live under
+/tmp: they are opened before the tmpfs hides them and bound back afterwards.
+
+Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env, keep)"""
 import json
 import os
 import subprocess
@@ -19,8 +22,15 @@ def main():
         spec = json.load(f)
     mount("-t", "overlay", "overlay", "-o",
           f"lowerdir=/etc,upperdir={spec['etc_upper']},workdir={spec['etc_work']}", "/etc")
+    hidden = [p for p in spec.get("keep", []) if os.path.realpath(p).startswith("/tmp/")]
+    handles = {p: os.open(os.path.realpath(p), os.O_PATH | os.O_DIRECTORY) for p in hidden}
     mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp")
     mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/dev/shm")
+    for path, fd in handles.items():
+        target = os.path.realpath(path)
+        os.makedirs(target, exist_ok=True)
+        mount("--bind", f"/proc/self/fd/{fd}", target)
+        os.close(fd)
     os.chdir("/")
     os.execve(spec["argv"][0], spec["argv"], spec["env"])
 

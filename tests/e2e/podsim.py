@@ -314,8 +314,9 @@ class Pod:
         self.ns, self.ip = self.cluster._new_pod_network()
         upper, work = self._write_files()
         spec = self.dir / f"spec-{self.incarnation}.json"
+        keep = [str(HERE.parent.parent), str(self.cluster.venv)]
         spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
-                                    "env": self.env()}))
+                                    "env": self.env(), "keep": keep}))
         self.log_path = self.dir / f"log-{self.incarnation}.txt"
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, "unshare", "--pid", "--fork", "--mount", "--mount-proc",
