@@ -112,7 +112,7 @@ static const char *curl_reason(CURLcode rc)
     case CURLE_HTTP2_STREAM:
         return "not an HTTP/2 gRPC server (or the stream was reset)";
     case CURLE_GOT_NOTHING:
-        return "empty reply";
+        return "the peer closed without an HTTP/2 answer (not a gRPC server?)";
     case CURLE_WEIRD_SERVER_REPLY:
         return "not an HTTP/2 server";
     default:

@@ -29,7 +29,8 @@ def main():
     for path, fd in handles.items():
         target = os.path.realpath(path)
         os.makedirs(target, exist_ok=True)
-        mount("--bind", f"/proc/self/fd/{fd}", target)
+        # mount(8) is a child process: name the directory through this process's own fd.
+        mount("--bind", f"/proc/{os.getpid()}/fd/{fd}", target)
         os.close(fd)
     os.chdir("/")
     os.execve(spec["argv"][0], spec["argv"], spec["env"])

@@ -389,12 +389,14 @@ class Pod:
         return subprocess.run(["nsenter", "-t", str(self.pid1), "-n", "-p", "-m", "--", *argv],
                               env=env or self.env(), capture_output=True, text=True, timeout=timeout)
 
-    def drop_packets_from(self, ip):
-        """Silently drops every packet from ip to this pod (nftables inside the pod's netns)."""
+    def drop_incoming(self, port):
+        """Silently drops TCP packets to port from every other pod (nftables in this pod's netns);
+        the pod's own address and loopback still get through."""
         for rule in (["add", "table", "inet", "rbdrop"],
                      ["add", "chain", "inet", "rbdrop", "in", "{", "type", "filter", "hook", "input", "priority", "0",
                       ";", "}"],
-                     ["add", "rule", "inet", "rbdrop", "in", "ip", "saddr", ip, "drop"]):
+                     ["add", "rule", "inet", "rbdrop", "in", "ip", "saddr", "!=", self.ip, "tcp", "dport", str(port),
+                      "drop"]):
             run("ip", "netns", "exec", self.ns, "nft", *rule)
 
     def allow_packets(self):

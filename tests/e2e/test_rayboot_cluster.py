@@ -71,3 +71,19 @@ def test_head_that_never_comes_gives_75(cluster):
     assert worker.wait(30) == 75, worker.log()
     assert "ray-cluster-head-0.ray-cluster.volcano-system.svc.cluster.local:6379" in worker.log()
     assert "NXDOMAIN" in worker.log()
+
+
+def test_dropped_packets_are_timeouts_and_the_wait_moves_on(cluster):
+    """The head's GCS port silently drops the worker's packets for a while: per-attempt
+    timeouts keep the wait moving (the log says "timeout"), and the worker joins afterwards."""
+    job = cluster.job(ray_job(workers=1, head_command=["python", str(PROGRAMS / "squares.py")]))
+    head, worker = job.pod("head"), job.pod("worker")
+    head.start()
+    head.drop_incoming(6379)
+    worker.start()
+    wait_until(lambda: "timeout" in worker.log() or not worker.running(), 60, "a timeout in the worker's log")
+    assert worker.running(), worker.log()
+    head.allow_packets()
+    assert head.wait(180) == 0, logs(job)
+    assert "nodes: 2" in head.log(), logs(job)
+    assert worker.wait(30) == 0, logs(job)

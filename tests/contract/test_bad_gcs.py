@@ -1,0 +1,104 @@
+"""Waiting against GCS stand-ins that misbehave in ways real Ray does not on demand: every one is
+"not yet", the wait keeps moving on per-attempt timeouts, and the final message names the last
+failure."""
+import socket
+import struct
+import threading
+
+import grpc
+import pytest
+from concurrent import futures
+
+
+class RawPeer:
+    """A TCP listener on loopback that treats every connection the same way."""
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.conns = []
+        self.stopped = False
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while not self.stopped:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            if self.behaviour == "reset":
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()
+            elif self.behaviour == "http1":
+                try:
+                    conn.recv(4096)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                except OSError:
+                    pass
+                conn.close()
+            # "hang": accept and never answer
+
+    def close(self):
+        self.stopped = True
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+@pytest.mark.parametrize("behaviour,reason", [
+    ("hang", "Health/Check: timeout"),
+    ("reset", "Health/Check: connection reset"),
+    ("http1", "Health/Check: the peer closed without an HTTP/2 answer"),
+])
+def test_misbehaving_peer_is_not_yet_and_named(run, behaviour, reason):
+    peer = RawPeer(behaviour)
+    try:
+        r = run({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{peer.port}",
+                 "RAYBOOT_WAIT_TIMEOUT": "4"})
+        assert r.wait(20) == 75, r.stderr
+        last = r.stderr.strip().splitlines()[-1]
+        assert reason in last, last
+        assert "SERVING" not in r.stderr.replace("NOT_SERVING", "")
+    finally:
+        peer.close()
+
+
+def test_garbage_health_reply_is_malformed(run):
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+
+    class Junk(grpc.GenericRpcHandler):
+        def service(self, details):
+            return grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"\x08")  # a varint cut short
+
+    server.add_generic_rpc_handlers([Junk()])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        r = run({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{port}", "RAYBOOT_WAIT_TIMEOUT": "2"})
+        assert r.wait(20) == 75, r.stderr
+        assert "malformed HealthCheckResponse" in r.stderr
+    finally:
+        server.stop(grace=None)
+
+
+def test_grpc_error_status_is_named(run):
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+
+    class Unavailable(grpc.GenericRpcHandler):
+        def service(self, details):
+            return grpc.unary_unary_rpc_method_handler(
+                lambda req, ctx: ctx.abort(grpc.StatusCode.UNAVAILABLE, "warming up"))
+
+    server.add_generic_rpc_handlers([Unavailable()])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        r = run({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{port}", "RAYBOOT_WAIT_TIMEOUT": "2"})
+        assert r.wait(20) == 75, r.stderr
+        assert "grpc-status 14 (warming up)" in r.stderr
+    finally:
+        server.stop(grace=None)
