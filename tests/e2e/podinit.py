@@ -29,8 +29,9 @@ def main():
     for path, fd in handles.items():
         target = os.path.realpath(path)
         os.makedirs(target, exist_ok=True)
-        # mount(8) is a child process: name the directory through this process's own fd.
-        mount("--bind", f"/proc/{os.getpid()}/fd/{fd}", target)
+        # mount(8) is a child process, so the directory is named through this process's own fd;
+        # and it must not canonicalize that path, which would now resolve into the tmpfs.
+        mount("--no-canonicalize", "--bind", f"/proc/{os.getpid()}/fd/{fd}", target)
         os.close(fd)
     os.chdir("/")
     os.execve(spec["argv"][0], spec["argv"], spec["env"])
