@@ -45,7 +45,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-bugprone-implicit-widening-of-multiplication-result,-clang-analyzer-valist.Uninitialized,\
 	-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
-.PHONY: all deps unit fixtures e2e test demo bootstrap venv clean distclean help lint
+.PHONY: all deps unit fixtures e2e test demo bootstrap venv clean distclean help lint bench
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -53,7 +53,9 @@ help:
 	@echo "make test       install what is missing, build, run unit, fixture and e2e tests"
 	@echo "make demo       a local Ray cluster in simulated pods"
 	@echo "make unit       unit tests only (ASan+UBSan)"
-	@echo "make e2e        pytest on tests/ only (add PYTEST_ARGS='-k name')"
+	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
+	@echo "make lint       cppcheck and clang-tidy"
+	@echo "make bench      benchmarks that print figures"
 
 $(DEPS_OK): deps/build.sh
 	deps/build.sh $(DEPS)
@@ -115,8 +117,16 @@ demo: bootstrap
 	$(MAKE) all venv
 	$(PYTHON) tests/e2e/demo.py
 
+# Figures, not pass/fail (bench/). More benchmarks come with the benchmark issue.
+bench: all
+	python3 bench/plan_bench.py
+
 clean:
 	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit
 
-distclean:
+dist# Figures, not pass/fail (bench/). More benchmarks come with the benchmark issue.
+bench: all
+	python3 bench/plan_bench.py
+
+clean:
 	rm -rf $(BUILD)
