@@ -33,36 +33,35 @@ static int exec_failure_code(int exec_errno)
     return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 }
 
-int run_start_ray(struct run *r)
+/* Spawns argv for `what` ("ray" or "the command"); on failure records the reason and the
+ * 126/127 exit code. */
+static int spawn(struct run *r, const char *what, const struct strv *argv, const struct strv *env, pid_t *pid)
 {
     struct errbuf err;
     int exec_errno;
-    r->ray_exited = false;
-    if (proc_spawn(r->plan.ray_start.items, r->ray_env.items, &r->ray_pid, &exec_errno, &err) < 0) {
-        log_error("cannot start Ray: %s (set RAYBOOT_RAY to the ray executable)", err.msg);
-        run_end_reason(r, "cannot start Ray: %s", err.msg);
-        r->ray_pid = 0;
+    if (proc_spawn(argv->items, env->items, pid, &exec_errno, &err) < 0) {
+        log_error("cannot start %s: %s", what, err.msg);
+        run_end_reason(r, "cannot start %s: %s", what, err.msg);
+        *pid = 0;
         r->exit_code = exec_failure_code(exec_errno);
         return -1;
     }
-    log_info("started ray (pid %d): %s ... %s", (int)r->ray_pid, r->plan.ray_start.items[0],
-             r->plan.ray_start.items[r->plan.ray_start.len - 1]);
+    log_info("started %s (pid %d): %s", what, (int)*pid, argv->items[0]);
     return 0;
+}
+
+int run_start_ray(struct run *r)
+{
+    r->ray_exited = false;
+    if (spawn(r, "ray", &r->plan.ray_start, &r->ray_env, &r->ray_pid) == 0)
+        return 0;
+    log_info("set RAYBOOT_RAY to the ray executable if it is not `ray` on PATH");
+    return -1;
 }
 
 static int start_command(struct run *r)
 {
-    struct errbuf err;
-    int exec_errno;
-    if (proc_spawn(r->plan.command.items, r->cmd_env.items, &r->cmd_pid, &exec_errno, &err) < 0) {
-        log_error("cannot run the command: %s", err.msg);
-        run_end_reason(r, "cannot run the command: %s", err.msg);
-        r->cmd_pid = 0;
-        r->exit_code = exec_failure_code(exec_errno);
-        return -1;
-    }
-    log_info("started the command (pid %d): %s", (int)r->cmd_pid, r->plan.command.items[0]);
-    return 0;
+    return spawn(r, "the command", &r->plan.command, &r->cmd_env, &r->cmd_pid);
 }
 
 /* wait_for_gcs, resumed after each signal until it is decided; a SIGTERM or the death of Ray

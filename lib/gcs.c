@@ -100,20 +100,25 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
     return rc;
 }
 
-int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
-                    struct errbuf *err)
+/* GetAllNodeInfo for ALIVE nodes; the caller decodes reply->msg and frees reply. */
+static int get_alive_nodes(struct grpc_client *c, const char *ip, int port, struct grpc_reply *reply,
+                           struct errbuf *err)
 {
     static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_LIST_TIMEOUT_MS,
                                                    GCS_NODE_LIST_MAX_BYTES};
     uint8_t req[16];
     struct pb_writer w;
-    struct grpc_reply reply;
-    int rc;
-
     /* state_filter = ALIVE, sent explicitly: the field has presence, and ALIVE is 0. */
     pb_writer_init(&w, req, sizeof(req));
     pb_put_varint(&w, 3, NODE_STATE_ALIVE);
-    rc = grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, &reply, err);
+    return grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, reply, err);
+}
+
+int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
+                    struct errbuf *err)
+{
+    struct grpc_reply reply;
+    int rc = get_alive_nodes(c, ip, port, &reply, err);
     if (rc == 0)
         rc = gcs_decode_node_counts(reply.msg, reply.msg_len, out, err);
     grpc_reply_free(&reply);
@@ -164,15 +169,8 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
 int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
                   uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err)
 {
-    static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_LIST_TIMEOUT_MS,
-                                                   GCS_NODE_LIST_MAX_BYTES};
-    uint8_t req[16];
-    struct pb_writer w;
     struct grpc_reply reply;
-    int rc;
-    pb_writer_init(&w, req, sizeof(req));
-    pb_put_varint(&w, 3, NODE_STATE_ALIVE);
-    rc = grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, &reply, err);
+    int rc = get_alive_nodes(c, ip, port, &reply, err);
     if (rc == 0)
         rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, err);
     grpc_reply_free(&reply);

@@ -2,7 +2,7 @@
  * (v1.13 to v1.16). Splitting words into flags is lib/flags.c's job. */
 #include "pluginargs.h"
 
-#include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,27 +100,6 @@ int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
     return 0;
 }
 
-static int split_words(const char *list, struct strv *words, struct errbuf *err)
-{
-    const char *p = list;
-    while (*p) {
-        size_t n;
-        while (*p && isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            break;
-        n = 0;
-        while (p[n] && !isspace((unsigned char)p[n]))
-            n++;
-        if (words->len >= PLUGIN_ARGS_MAX_WORDS)
-            return errbuf_set(err, "more than %d words", PLUGIN_ARGS_MAX_WORDS);
-        if (strv_pushn(words, p, n) < 0)
-            return errbuf_set(err, "out of memory");
-        p += n;
-    }
-    return 0;
-}
-
 int plugin_args_parse_list(struct plugin_args *pa, const char *list, struct errbuf *err)
 {
     struct strv words;
@@ -129,9 +108,9 @@ int plugin_args_parse_list(struct plugin_args *pa, const char *list, struct errb
     int kind, rc = 0;
 
     strv_init(&words);
-    if (split_words(list, &words, err) < 0) {
+    if (strv_split_words(&words, list, PLUGIN_ARGS_MAX_WORDS) < 0) {
         strv_free(&words);
-        return -1;
+        return errbuf_set(err, errno == E2BIG ? "more than %d words" : "out of memory", PLUGIN_ARGS_MAX_WORDS);
     }
     it.argc = (int)words.len;
     it.argv = words.items;

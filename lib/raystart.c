@@ -3,6 +3,7 @@
 #include "raystart.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,18 +74,9 @@ static int user_words(const char *text, struct strv *words, struct errbuf *err)
         cJSON_Delete(arr);
         return rc;
     }
-    while (*p) {
-        size_t n = 0;
-        while (p[n] && !isspace((unsigned char)p[n]))
-            n++;
-        if (words->len >= RAYSTART_USER_ARGS_MAX)
-            return errbuf_set(err, "RAYBOOT_RAY_START_ARGS: more than %d words", RAYSTART_USER_ARGS_MAX);
-        if (strv_pushn(words, p, n) < 0)
-            return errbuf_set(err, "out of memory");
-        p += n;
-        while (isspace((unsigned char)*p))
-            p++;
-    }
+    if (strv_split_words(words, p, RAYSTART_USER_ARGS_MAX) < 0)
+        return errbuf_set(err, errno == E2BIG ? "RAYBOOT_RAY_START_ARGS: more than %d words" : "out of memory",
+                          RAYSTART_USER_ARGS_MAX);
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /* String vectors: ownership and growth only; what the strings mean is the caller's business. */
 #include "strv.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +78,25 @@ void strv_remove(struct strv *v, size_t i)
     free(v->items[i]);
     memmove(&v->items[i], &v->items[i + 1], (v->len - i) * sizeof(*v->items));
     v->len--;
+}
+
+int strv_split_words(struct strv *v, const char *text, size_t max_words)
+{
+    const char *p = text;
+    for (;;) {
+        size_t n = 0;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            return 0;
+        while (p[n] && !isspace((unsigned char)p[n]))
+            n++;
+        if (v->len >= max_words) {
+            errno = E2BIG;
+            return -1;
+        }
+        if (strv_pushn(v, p, n) < 0)
+            return -1;
+        p += n;
+    }
 }

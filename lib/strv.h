@@ -19,5 +19,8 @@ int strv_pushf(struct strv *v, const char *fmt, ...) __attribute__((format(print
 /* Replaces item i with a copy of s. */
 int strv_replace(struct strv *v, size_t i, const char *s);
 void strv_remove(struct strv *v, size_t i);
+/* Appends the whitespace-separated words of text (no quoting: a value with spaces needs another
+ * syntax). Returns 0; -1 when there would be more than max_words (errno E2BIG) or out of memory. */
+int strv_split_words(struct strv *v, const char *text, size_t max_words);
 
 #endif

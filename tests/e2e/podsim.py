@@ -27,6 +27,9 @@ import sys
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from kubelet import hosts_file, resolv_conf, svc_configmap, svc_env, write_configmap  # noqa: E402
+
 DOMAIN = "cluster.local"
 K8S_ENV = {
     "KUBERNETES_SERVICE_HOST": "10.96.0.1",
@@ -35,7 +38,6 @@ K8S_ENV = {
     "KUBERNETES_PORT": "tcp://10.96.0.1:443",
     "HOME": "/root",
 }
-CONFIGMAP_VERSION = "..2026_11_21_10_15_42.1893204651"
 
 
 class SimulatorUnavailable(RuntimeError):
@@ -227,15 +229,6 @@ class Job:
         for pod in self.pods.values():
             pod.start(ready=ready)
 
-    def configmap(self) -> dict:
-        """The svc plugin's ConfigMap J-svc."""
-        data = {}
-        for task, hosts in self.hosts.items():
-            k = task.replace("-", "_")
-            data[f"{k}.host"] = "\n".join(hosts)
-            data[f"VC_{k.upper()}_HOSTS"] = ",".join(hosts)
-            data[f"VC_{k.upper()}_NUM"] = str(len(hosts))
-        return data
 
 
 class Pod:
@@ -264,10 +257,7 @@ class Pod:
         env["PATH"] = f"{self.cluster.venv / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         env["HOSTNAME"] = self.hostname
         if "svc" in self.job.plugins or "ray" in self.job.plugins:
-            for task, hosts in self.job.hosts.items():
-                k = task.replace("-", "_").upper()
-                env[f"VC_{k}_HOSTS"] = ",".join(hosts)
-                env[f"VC_{k}_NUM"] = str(len(hosts))
+            env.update(svc_env(self.job.hosts))
         if "env" in self.job.plugins:
             env["VK_TASK_INDEX"] = env["VC_TASK_INDEX"] = str(self.index)
         fields = {"metadata.name": self.name, "metadata.namespace": self.job.namespace, "status.podIP": self.ip,
@@ -298,14 +288,10 @@ class Pod:
         work = self.dir / f"etc-work-{self.incarnation}"
         upper.mkdir(parents=True)
         work.mkdir(parents=True)
-        (upper / "hosts").write_text(
-            "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-            f"{self.ip}\t{self.fqdn}\t{self.hostname}\n")
-        ns = self.job.namespace
-        (upper / "resolv.conf").write_text(
-            f"search {ns}.svc.{DOMAIN} svc.{DOMAIN} {DOMAIN}\nnameserver {self.cluster.bridge_ip}\noptions ndots:5\n")
+        (upper / "hosts").write_text(hosts_file(self.ip, self.fqdn, self.hostname))
+        (upper / "resolv.conf").write_text(resolv_conf(self.job.namespace, self.cluster.bridge_ip, DOMAIN))
         if "svc" in self.job.plugins or "ray" in self.job.plugins:
-            write_configmap(upper / "volcano", self.job.configmap())
+            write_configmap(upper / "volcano", svc_configmap(self.job.hosts))
         return upper, work
 
     # Lifecycle -------------------------------------------------------------------------------
@@ -401,19 +387,3 @@ class Pod:
 
     def allow_packets(self):
         run("ip", "netns", "exec", self.ns, "nft", "delete", "table", "inet", "rbdrop", check=False)
-
-
-def write_configmap(directory: pathlib.Path, data: dict, version: str = CONFIGMAP_VERSION):
-    """The kubelet's atomic-writer layout: a versioned directory, `..data` pointing at it, and one
-    symlink per key into `..data/`. Writing a new version swaps `..data` with one rename."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / version).mkdir()
-    for name, text in data.items():
-        (directory / version / name).write_text(text)
-    tmp = directory / "..data_tmp"
-    tmp.symlink_to(version)
-    os.rename(tmp, directory / "..data")
-    for name in data:
-        link = directory / name
-        if not link.is_symlink():
-            link.symlink_to(f"..data/{name}")
