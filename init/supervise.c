@@ -23,9 +23,11 @@
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
 #define WORKER_MONITOR_INTERVAL_MS 2000
-/* The head keeps its GCS up this long after its command ends, so that every worker reads the
- * "finished" key on its next look (WORKER_MONITOR_INTERVAL_MS) and leaves by itself. */
-#define HEAD_LINGER_MS 6000
+/* After its command ends, the head keeps its GCS up until no worker is ALIVE or this long, so
+ * that every worker reads the "finished" key on its next look (WORKER_MONITOR_INTERVAL_MS) and
+ * leaves by itself. */
+#define HEAD_LINGER_MS 8000
+#define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
 #define PROBER_CALL_TIMEOUT_MS 15000
 /* How often the drain looks whether the node has left the GCS. */
@@ -165,7 +167,21 @@ static void shut_down(struct run *r)
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(r->kill_at_ms - wait_now_ms()) / 1000.0);
 }
 
-/* The head's command ended: tell the workers, give them a moment, stop Ray. */
+/* Waits (bounded) until no worker is ALIVE: they leave once they read the "finished" key. The
+ * expected count does not matter; an Indexed Job does not even know it. */
+static void wait_workers_gone(struct run *r)
+{
+    long deadline = wait_now_ms() + HEAD_LINGER_MS;
+    struct prober_reply nodes;
+    while (wait_now_ms() < deadline && r->ray_pid > 0 && !r->term_requested) {
+        if (call(r, PROBE_COUNT_NODES, NULL, NULL, &nodes) == 0 && nodes.alive_workers == 0)
+            return;
+        if (wait_sleep(HEAD_LINGER_POLL_MS, r->sigfd) < 0)
+            supervise_signals(r);
+    }
+}
+
+/* The head's command ended: tell the workers, let them leave, stop Ray. */
 static void command_done(struct run *r)
 {
     struct prober_reply reply;
@@ -175,10 +191,9 @@ static void command_done(struct run *r)
     r->job_finished = true;
     r->stopping = true;
     snprintf(code, sizeof(code), "%d", r->exit_code);
-    if (r->ray_pid > 0 && call(r, PROBE_KV_PUT, FINISHED_KEY, code, &reply) == 0 && r->plan.workers_expected > 0) {
-        log_info("the command is done (exit %d); letting the workers see it before Ray stops", r->exit_code);
-        if (wait_sleep(HEAD_LINGER_MS, r->sigfd) < 0)
-            supervise_signals(r);
+    if (r->ray_pid > 0 && call(r, PROBE_KV_PUT, FINISHED_KEY, code, &reply) == 0) {
+        log_info("the command is done (exit %d); waiting for the workers to leave before Ray stops", r->exit_code);
+        wait_workers_gone(r);
     }
     stop_ray(r, RAY_STOP_TIMEOUT_MS);
 }

@@ -34,13 +34,23 @@ class RawPeer:
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 conn.close()
             elif self.behaviour == "http1":
-                try:
-                    conn.recv(4096)
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                except OSError:
-                    pass
-                conn.close()
+                threading.Thread(target=self._http1, args=(conn,), daemon=True).start()
             # "hang": accept and never answer
+
+    @staticmethod
+    def _http1(conn):
+        """Answers like an HTTP/1.1 server, then closes politely: shut down writing and read
+        until the client hangs up, so that the close is a FIN, never a reset."""
+        try:
+            conn.settimeout(2)
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            conn.shutdown(socket.SHUT_WR)
+            while conn.recv(4096):
+                pass
+        except OSError:
+            pass
+        conn.close()
 
     def close(self):
         self.stopped = True
