@@ -124,9 +124,5 @@ bench: all
 clean:
 	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit
 
-dist# Figures, not pass/fail (bench/). More benchmarks come with the benchmark issue.
-bench: all
-	python3 bench/plan_bench.py
-
-clean:
+distclean:
 	rm -rf $(BUILD)

@@ -10,7 +10,10 @@ def run(binary, *args, env=None):
 def test_help_documents_every_variable_and_flag(rayboot_bin):
     out = run(rayboot_bin, "--help").stdout
     for word in ("RAYBOOT_ROLE", "RAYBOOT_HEAD_ADDRESS", "RAYBOOT_PLUGIN_ARGS", "RAYBOOT_ROOT",
-                 "RAYBOOT_RAY", "RAYBOOT_RAY_START_ARGS", "RAYBOOT_WORKERS_EXPECTED", "--head", "--headContainer",
+                 "RAYBOOT_RAY", "RAYBOOT_RAY_START_ARGS", "RAYBOOT_WORKERS_EXPECTED", "RAYBOOT_WAIT_TIMEOUT",
+                 "RAYBOOT_WORKERS_TIMEOUT", "RAYBOOT_GRACE_PERIOD", "RAYBOOT_HEAD_LOSS_TIMEOUT",
+                 "RAYBOOT_EVICTION_EXIT_CODE", "RAYBOOT_POD_IP", "RAYBOOT_TERMINATION_LOG", "RAYBOOT_POD_NAME",
+                 "RAYBOOT_POD_NAMESPACE", "RAYBOOT_CLUSTER_DOMAIN", "--head", "--headContainer",
                  "--worker", "--workerContainer", "--port", "--dashboardPort", "--clientPort", "plan",
                  "--format", "--log-format", "JOB_COMPLETION_INDEX", "NVIDIA_VISIBLE_DEVICES"):
         assert word in out, f"--help does not mention {word}"
