@@ -195,15 +195,13 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
     struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
-    const char *host;
     sigset_t set;
 
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
     if (plan_build(&in, &r->plan, err) < 0)
         return EXIT_CONFIG;
-    host = env_lookup_nonempty(envp, "HOSTNAME");
-    if (settings_load(envp, host ? host : hostname, &r->settings, err) < 0)
+    if (settings_load(envp, &r->settings, err) < 0)
         return EXIT_CONFIG;
     if (r->plan.role == PLAN_ROLE_SUBMITTER) {
         errbuf_set(err, "RAYBOOT_ROLE=submitter is not built yet in this version");

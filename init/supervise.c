@@ -139,25 +139,25 @@ static void shut_down(struct run *r)
     r->exit_code = r->settings.eviction_exit_code;
     if (r->cmd_pid > 0)
         proc_signal_group(r->cmd_pid, SIGTERM);
-    if (r->ray_pid > 0 && r->settings.pod_ip[0] && r->gcs_addr[0]) {
+    if (r->ray_pid > 0 && r->plan.pod_ip[0] && r->gcs_addr[0]) {
         snprintf(reason, sizeof(reason), "rayboot: pod %s is being terminated (SIGTERM)", r->plan.pod_name);
-        if (call(r, PROBE_DRAIN, r->settings.pod_ip, reason, &reply) == 0) {
-            log_info("drain of node %s accepted; waiting for it to leave (up to %.1f s)", r->settings.pod_ip,
+        if (call(r, PROBE_DRAIN, r->plan.pod_ip, reason, &reply) == 0) {
+            log_info("drain of node %s accepted; waiting for it to leave (up to %.1f s)", r->plan.pod_ip,
                      (double)(drain_deadline - started) / 1000.0);
             /* Draining stops new work; the node leaves when its raylet exits idle. */
             while (wait_now_ms() < drain_deadline && r->ray_pid > 0) {
                 struct prober_reply node;
                 if (wait_sleep(DRAIN_POLL_MS, r->sigfd) < 0)
                     supervise_signals(r);
-                if (call(r, PROBE_FIND_NODE, r->settings.pod_ip, NULL, &node) < 0 && node.value[0] == 'n') {
+                if (call(r, PROBE_FIND_NODE, r->plan.pod_ip, NULL, &node) < 0 && node.value[0] == 'n') {
                     r->drained = true;
-                    log_info("node %s left the cluster after %.2f s of draining", r->settings.pod_ip,
+                    log_info("node %s left the cluster after %.2f s of draining", r->plan.pod_ip,
                              (double)(wait_now_ms() - started) / 1000.0);
                     break;
                 }
             }
         } else {
-            log_warn("could not drain node %s: %s; stopping without a drain", r->settings.pod_ip, reply.reason);
+            log_warn("could not drain node %s: %s; stopping without a drain", r->plan.pod_ip, reply.reason);
         }
     } else if (r->ray_pid > 0) {
         log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");

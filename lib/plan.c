@@ -3,6 +3,7 @@
  * and running Ray belong to others; nothing here touches the network or spawns anything. */
 #include "plan.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -28,7 +29,8 @@
 struct pod_view {
     const char *root;
     char hostname[DNS_NAME_MAX_BYTES + 1];
-    char fqdn[DNS_NAME_MAX_BYTES + 1]; /* from /etc/hosts; empty when there is none */
+    char fqdn[DNS_NAME_MAX_BYTES + 1];   /* from /etc/hosts; empty when there is none */
+    char ip[ADDRESS_HOST_MAX_BYTES];     /* the address on that line; empty when there is none */
 };
 
 /* A detected (or explicit) topology, before ray start is built. */
@@ -133,6 +135,8 @@ static int read_pod_view(const struct plan_input *in, struct pod_view *pod, stru
         fsroot_read(pod->root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &text, NULL, err) == 0) {
         if (hosts_find_fqdn(text, pod->hostname, pod->fqdn) < 0)
             pod->fqdn[0] = '\0';
+        if (hosts_lookup_addr(text, pod->hostname, pod->ip, sizeof(pod->ip)) < 0)
+            pod->ip[0] = '\0';
         free(text);
     } else if (pod->hostname[0] && errno != ENOENT) {
         return -1;
@@ -197,6 +201,22 @@ static int find_cluster_domain(const struct plan_input *in, const struct pod_vie
     else if (resolvconf_cluster_domain(rc))
         domain = resolvconf_cluster_domain(rc);
     return copy_str(p->cluster_domain, sizeof(p->cluster_domain), domain);
+}
+
+/* This pod's IP: the downward API's RAYBOOT_POD_IP, else the kubelet's /etc/hosts line. Ray is
+ * given it, because Ray's own guess falls back to 127.0.0.1 when DNS is slow at start-up, and a
+ * node the GCS cannot reach is soon declared dead. */
+static int find_pod_ip(const struct plan_input *in, const struct pod_view *pod, struct plan *p, struct errbuf *err)
+{
+    const char *given = env_lookup_nonempty(in->envp, "RAYBOOT_POD_IP");
+    unsigned char buf[16];
+    if (!given) {
+        copy_str(p->pod_ip, sizeof(p->pod_ip), pod->ip);
+        return 0;
+    }
+    if (inet_pton(AF_INET, given, buf) != 1 && inet_pton(AF_INET6, given, buf) != 1)
+        return errbuf_set(err, "RAYBOOT_POD_IP=%.60s: not an IP address", given);
+    return copy_str(p->pod_ip, sizeof(p->pod_ip), given);
 }
 
 /* host ("J-head-0.J") qualified as host.NS.svc.<domain>. */
@@ -526,6 +546,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     if (find_namespace(in, &pod, &rc, p, err) < 0 || find_cluster_domain(in, &pod, &rc, p, err) < 0)
         return -1;
     copy_str(p->pod_name, sizeof(p->pod_name), pod_name ? pod_name : pod.hostname);
+    if (find_pod_ip(in, &pod, p, err) < 0)
+        return -1;
     p->dashboard_port = in->plugin->dashboard_port;
     p->client_port = in->plugin->client_port;
     if (decide(in, &pod, p, err) < 0)
@@ -548,6 +570,7 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
         rs.ray = "ray";
     rs.head = p->role == PLAN_ROLE_HEAD;
     rs.head_fqdn = p->head_fqdn;
+    rs.node_ip = p->pod_ip[0] ? p->pod_ip : NULL;
     rs.port = p->head_port;
     rs.dashboard_port = p->dashboard_port;
     rs.client_port = p->client_port;

@@ -31,6 +31,7 @@ struct plan {
     char namespace_[DNS_LABEL_MAX_BYTES + 1];
     char task[DNS_LABEL_MAX_BYTES + 1];
     char pod_name[DNS_NAME_MAX_BYTES + 1];
+    char pod_ip[ADDRESS_HOST_MAX_BYTES]; /* RAYBOOT_POD_IP, else this pod's /etc/hosts line */
     char cluster_domain[DNS_NAME_MAX_BYTES + 1];
     long index;
     char head_host[ADDRESS_HOST_MAX_BYTES];

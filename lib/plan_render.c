@@ -56,6 +56,7 @@ char *plan_render_json(const struct plan *p)
     cJSON_AddItemToObject(root, "task", string_or_null(p->task));
     cJSON_AddItemToObject(root, "index", number_or_null(p->index));
     cJSON_AddItemToObject(root, "pod", string_or_null(p->pod_name));
+    cJSON_AddItemToObject(root, "pod_ip", string_or_null(p->pod_ip));
     cJSON_AddItemToObject(head, "host", string_or_null(p->head_host));
     cJSON_AddItemToObject(head, "fqdn", string_or_null(p->head_fqdn));
     cJSON_AddItemToObject(head, "port", cJSON_CreateNumber(p->head_port));

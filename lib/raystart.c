@@ -156,6 +156,8 @@ int raystart_build(const struct raystart_input *in, struct strv *argv, struct st
     } else {
         rc |= strv_pushf(argv, "--address=%s:%d", in->head_fqdn, in->port);
     }
+    if (in->node_ip)
+        rc |= strv_pushf(argv, "--node-ip-address=%s", in->node_ip);
     if (in->num_cpus > 0)
         rc |= strv_pushf(argv, "--num-cpus=%ld", in->num_cpus);
     if (in->memory_bytes > 0)

@@ -10,6 +10,7 @@ struct raystart_input {
     const char *ray;        /* argv[0]: RAYBOOT_RAY or "ray" */
     int head;               /* 1 for the head, 0 for a worker */
     const char *head_fqdn;  /* workers: --address host */
+    const char *node_ip;    /* --node-ip-address, or NULL to let Ray guess */
     int port;               /* head: --port; workers: --address port */
     int dashboard_port;     /* head only */
     int client_port;        /* head only */

@@ -9,8 +9,6 @@
 #include <string.h>
 
 #include "env.h"
-#include "fsroot.h"
-#include "hosts.h"
 
 /* Defaults, each with its reason. */
 #define WAIT_TIMEOUT_DEFAULT_MS (600 * 1000L)       /* a head's image pull can take minutes */
@@ -37,12 +35,9 @@ static int seconds(const char *const *envp, const char *name, long *ms, struct e
     return 0;
 }
 
-int settings_load(const char *const *envp, const char *hostname, struct settings *s, struct errbuf *err)
+int settings_load(const char *const *envp, struct settings *s, struct errbuf *err)
 {
     const char *code = env_lookup_nonempty(envp, "RAYBOOT_EVICTION_EXIT_CODE");
-    const char *pod_ip = env_lookup_nonempty(envp, "RAYBOOT_POD_IP");
-    char *hosts = NULL;
-    struct errbuf ignored;
 
     memset(s, 0, sizeof(*s));
     s->wait_timeout_ms = WAIT_TIMEOUT_DEFAULT_MS;
@@ -60,15 +55,6 @@ int settings_load(const char *const *envp, const char *hostname, struct settings
         if (end == code || *end || v < 0 || v > 255)
             return errbuf_set(err, "RAYBOOT_EVICTION_EXIT_CODE=%.40s: expected 0..255", code);
         s->eviction_exit_code = (int)v;
-    }
-    if (pod_ip) {
-        snprintf(s->pod_ip, sizeof(s->pod_ip), "%s", pod_ip);
-    } else if (hostname && hostname[0] &&
-               fsroot_read(env_lookup_nonempty(envp, "RAYBOOT_ROOT"), "/etc/hosts", HOSTS_FILE_MAX_BYTES, &hosts,
-                           NULL, &ignored) == 0) {
-        if (hosts_lookup_addr(hosts, hostname, s->pod_ip, sizeof(s->pod_ip)) < 0)
-            s->pod_ip[0] = '\0';
-        free(hosts);
     }
     return 0;
 }

@@ -10,11 +10,10 @@ struct settings {
     long grace_period_ms;     /* RAYBOOT_GRACE_PERIOD: the pod's terminationGracePeriodSeconds */
     long head_loss_timeout_ms;/* RAYBOOT_HEAD_LOSS_TIMEOUT: a worker waits this long for a lost head */
     int eviction_exit_code;   /* RAYBOOT_EVICTION_EXIT_CODE: exit code after a graceful SIGTERM */
-    char pod_ip[64];          /* RAYBOOT_POD_IP, else this pod's line in /etc/hosts; may be empty */
 };
 
 /* Defaults, then the environment. -1 with a message naming the variable on a bad value. */
-int settings_load(const char *const *envp, const char *hostname, struct settings *s, struct errbuf *err);
+int settings_load(const char *const *envp, struct settings *s, struct errbuf *err);
 
 /* The part of the grace period rayboot keeps for itself: SIGKILL of leftovers, reaping, exit. */
 #define SETTINGS_GRACE_MARGIN_MS 3000

@@ -1,14 +1,15 @@
 """The first process of a simulated pod (run under `unshare --pid --fork --mount --mount-proc`, so
-it is PID 1 of the pod's PID namespace): gives the pod a private /etc (an overlay holding its
+it is PID 1 of the pod's PID namespace; `--uts` too): gives the pod its hostname, a private /etc (an overlay holding its
 hosts, resolv.conf and /etc/volcano), a private /tmp and /dev/shm, then execs the pod's
 entrypoint, which thereby becomes PID 1 with exactly the environment the kubelet would give.
 
 Paths listed in `keep` (the repository, the virtualenv) stay visible even when they live under
 /tmp: they are opened before the tmpfs hides them and bound back afterwards.
 
-Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env, keep)"""
+Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env, keep, hostname)"""
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -33,6 +34,7 @@ def main():
         # and it must not canonicalize that path, which would now resolve into the tmpfs.
         mount("--no-canonicalize", "--bind", f"/proc/{os.getpid()}/fd/{fd}", target)
         os.close(fd)
+    socket.sethostname(spec["hostname"])  # the pod's own UTS namespace, as Kubernetes sets it
     os.chdir("/")
     os.execve(spec["argv"][0], spec["argv"], spec["env"])
 

@@ -5,8 +5,8 @@ cluster.
 - The cluster: one network namespace holding a bridge and dnsmasq (the cluster DNS for
   cluster.local). It has no route anywhere, so nothing a pod sends can leave the machine.
 - A pod: its own network namespace (a veth on the bridge, a private address, a default route to
-  the bridge so that Ray can find its node IP), PID namespace (the entrypoint is PID 1) and mount
-  namespace (a private /etc with the kubelet's hosts and resolv.conf and the svc plugin's
+  the bridge so that Ray can find its node IP), UTS namespace (its hostname), PID namespace (the
+  entrypoint is PID 1) and mount namespace (a private /etc with the kubelet's hosts and resolv.conf and the svc plugin's
   /etc/volcano ConfigMap, a private /tmp and /dev/shm), and exactly the environment the
   kubelet and Volcano's plugins give it.
 - DNS: a pod's A record exists only while the pod is Ready (a headless Service without
@@ -302,10 +302,10 @@ class Pod:
         spec = self.dir / f"spec-{self.incarnation}.json"
         keep = [str(HERE.parent.parent), str(self.cluster.venv)]
         spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
-                                    "env": self.env(), "keep": keep}))
+                                    "env": self.env(), "keep": keep, "hostname": self.hostname}))
         self.log_path = self.dir / f"log-{self.incarnation}.txt"
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns, "unshare", "--pid", "--fork", "--mount", "--mount-proc",
+            ["ip", "netns", "exec", self.ns, "unshare", "--pid", "--fork", "--mount", "--mount-proc", "--uts",
              "--propagation", "private", "--kill-child", sys.executable, str(HERE / "podinit.py"), str(spec)],
             stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
         self.pid1 = wait_until(self._find_pid1, 10, f"pod {self.name} to start")
@@ -372,7 +372,7 @@ class Pod:
 
     def exec(self, argv, timeout=60, env=None) -> subprocess.CompletedProcess:
         """Runs argv inside the pod (its network, PID and mount namespaces)."""
-        return subprocess.run(["nsenter", "-t", str(self.pid1), "-n", "-p", "-m", "--", *argv],
+        return subprocess.run(["nsenter", "-t", str(self.pid1), "-n", "-p", "-m", "-u", "--", *argv],
                               env=env or self.env(), capture_output=True, text=True, timeout=timeout)
 
     def drop_incoming(self, port):
