@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds rayboot's C dependencies from Debian's source packages with musl-gcc into a static
 # prefix that every later build reuses: c-ares, nghttp2 (library only), libcurl (HTTP and h2c
-# only), libseccomp and cJSON. Installing host packages and deb-src entries is left to
-# scripts/bootstrap.sh; this script only builds.
+# only), libseccomp, cJSON, and for the sidecar alone libmicrohttpd, mbedTLS and a second
+# libcurl with TLS (in OUTDIR/prefix-tls, so that rayboot itself carries no TLS code).
+# Installing host packages and deb-src entries is left to scripts/bootstrap.sh; this script
+# only builds.
 #
 # Usage: deps/build.sh OUTDIR        (OUTDIR/prefix is the result; OUTDIR/.stamp-* mark done steps)
 set -euo pipefail
@@ -10,9 +12,10 @@ set -euo pipefail
 out=$(realpath -m "${1:?usage: deps/build.sh OUTDIR}")
 src="$out/src"
 prefix="$out/prefix"
+prefix_tls="$out/prefix-tls"
 kheaders="$out/kernel-headers"
 jobs=$(nproc)
-mkdir -p "$src" "$prefix/lib" "$prefix/include"
+mkdir -p "$src" "$prefix/lib" "$prefix/include" "$prefix_tls"
 
 # Hardening for the libraries too: a static binary is only as hardened as what it links.
 # _FORTIFY_SOURCE is accepted but inert with musl (it has no fortified headers).
@@ -68,15 +71,12 @@ build_nghttp2() {
         -DENABLE_SHARED_LIB=OFF -DENABLE_DOC=OFF
 }
 
-build_curl() {
-    local dir
-    dir=$(fetch curl)
-    cd "$dir"
-    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
-    # HTTP and h2c only. No proxy support on purpose: the GCS and the dashboard are in-cluster,
-    # and an http_proxy inherited from the pod must never reroute a health check.
-    ./configure --prefix="$prefix" --disable-shared --enable-static --with-pic \
-        --enable-ares="$prefix" --with-nghttp2="$prefix" --without-ssl \
+# configure_curl TLS_FLAG...: HTTP and h2c only, the TLS choice is the caller's. No proxy support
+# on purpose: the GCS and the dashboard are in-cluster, and an http_proxy inherited from the pod
+# must never reroute a health check.
+configure_curl() {
+    ./configure --disable-shared --enable-static --with-pic \
+        --enable-ares="$prefix" --with-nghttp2="$prefix" "$@" \
         --disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp \
         --disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
         --disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual \
@@ -84,10 +84,54 @@ build_curl() {
         --disable-hsts --disable-docs --disable-unix-sockets --without-zlib --without-brotli \
         --without-zstd --without-libpsl --without-libidn2 --without-librtmp --without-libssh2 \
         --without-libgsasl --without-ngtcp2 --without-nghttp3 --without-quiche
+}
+
+build_curl() {
+    local dir
+    dir=$(fetch curl)
+    cd "$dir"
+    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    configure_curl --prefix="$prefix" --without-ssl
     make -j "$jobs" -C lib
     make -C lib install
     make -C include install
     make install-pkgconfigDATA
+}
+
+# The sidecar's libcurl: the same, plus mbedTLS for the Kubernetes API server. Built in a copy of
+# the source tree so the two builds never share objects.
+build_curl_tls() {
+    local dir copy="$src/curl-tls"
+    dir=$(fetch curl)
+    rm -rf "$copy" && cp -r "$dir" "$copy"
+    cd "$copy"
+    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    configure_curl --prefix="$prefix_tls" --with-mbedtls="$prefix" --without-ca-bundle --without-ca-path
+    make -j "$jobs" -C lib
+    make -C lib install
+    make -C include install
+}
+
+build_mbedtls() {
+    # Debian's configuration (TLS 1.2, ECDHE, RSA and ECDSA certificates, AES-GCM: what API
+    # servers speak), static, without its programs and tests.
+    cmake_static "$(fetch mbedtls)" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
+        -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DUSE_STATIC_MBEDTLS_LIBRARY=ON
+}
+
+build_microhttpd() {
+    local dir
+    dir=$(fetch libmicrohttpd)
+    cd "$dir"
+    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    # Plain HTTP (probes and preStop hooks come from the kubelet on the pod network), epoll, no
+    # authentication or form parsing: the sidecar drives it from its own loop, without threads.
+    ./configure --prefix="$prefix" --disable-shared --enable-static --with-pic --disable-https \
+        --disable-curl --disable-doc --disable-examples --disable-bauth --disable-dauth \
+        --disable-postprocessor --disable-httpupgrade --disable-nls --enable-epoll=yes
+    make -j "$jobs" -C src/microhttpd
+    make -C src/microhttpd install
+    make -C src/include install
 }
 
 build_seccomp() {
@@ -125,4 +169,8 @@ step nghttp2 build_nghttp2
 step curl build_curl
 step seccomp build_seccomp
 step cjson build_cjson
-log "prefix ready: $prefix"
+step mbedtls build_mbedtls
+step curl-tls build_curl_tls
+step microhttpd build_microhttpd
+touch "$out/.stamp-all"
+log "prefix ready: $prefix (and $prefix_tls for the sidecar's libcurl)"

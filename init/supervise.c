@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drain.h"
 #include "exitcode.h"
 #include "log.h"
 #include "proc.h"
@@ -30,8 +31,6 @@
 #define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
 #define PROBER_CALL_TIMEOUT_MS 15000
-/* How often the drain looks whether the node has left the GCS. */
-#define DRAIN_POLL_MS 250
 
 static void reap(struct run *r)
 {
@@ -98,11 +97,6 @@ static int call(struct run *r, int op, const char *name, const char *text, struc
         snprintf(req.name, sizeof(req.name), "%s", name);
     if (text)
         snprintf(req.text, sizeof(req.text), "%s", text);
-    if (op == PROBE_DRAIN) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        req.deadline_unix_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + r->settings.grace_period_ms;
-    }
     if (r->prober.pid <= 0)
         return -1;
     if (prober_call(&r->prober, &req, reply, PROBER_CALL_TIMEOUT_MS, &err) < 0) {
@@ -126,38 +120,58 @@ void supervise_stop_ray(struct run *r, int exit_code, long timeout_ms)
     stop_ray(r, timeout_ms);
 }
 
+/* Drives the drain with blocking prober calls, reading signals between looks. Stops early when
+ * ray start is gone: its raylet exits by itself once the drain is through. */
+static void drive_drain(struct run *r, struct drain *d)
+{
+    struct prober_request req;
+    struct prober_reply reply;
+    struct errbuf err;
+    long wake_ms;
+    int step;
+    while (r->ray_pid > 0 && (step = drain_step(d, wait_now_ms(), &req, &wake_ms)) >= 0) {
+        if (step == 0) {
+            if (wait_sleep(wake_ms - wait_now_ms(), r->sigfd) < 0)
+                supervise_signals(r);
+            continue;
+        }
+        if (r->prober.pid <= 0 || prober_call(&r->prober, &req, &reply, PROBER_CALL_TIMEOUT_MS, &err) < 0) {
+            log_warn("%s", r->prober.pid <= 0 ? "the prober is not running" : err.msg);
+            drain_reply(d, wait_now_ms(), NULL);
+        } else {
+            drain_reply(d, wait_now_ms(), &reply);
+        }
+    }
+}
+
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. */
 static void shut_down(struct run *r)
 {
     long started = wait_now_ms();
     long budget = r->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    long drain_deadline = started + budget / 2;
-    struct prober_reply reply;
-    char reason[320];
+    struct drain d;
+    char reason[256];
 
     r->stopping = true;
     r->exit_code = r->settings.eviction_exit_code;
     if (r->cmd_pid > 0)
         proc_signal_group(r->cmd_pid, SIGTERM);
     if (r->ray_pid > 0 && r->plan.pod_ip[0] && r->gcs_addr[0]) {
-        snprintf(reason, sizeof(reason), "rayboot: pod %s is being terminated (SIGTERM)", r->plan.pod_name);
-        if (call(r, PROBE_DRAIN, r->plan.pod_ip, reason, &reply) == 0) {
-            log_info("drain of node %s accepted; waiting for it to leave (up to %.1f s)", r->plan.pod_ip,
-                     (double)(drain_deadline - started) / 1000.0);
-            /* Draining stops new work; the node leaves when its raylet exits idle. */
-            while (wait_now_ms() < drain_deadline && r->ray_pid > 0) {
-                struct prober_reply node;
-                if (wait_sleep(DRAIN_POLL_MS, r->sigfd) < 0)
-                    supervise_signals(r);
-                if (call(r, PROBE_FIND_NODE, r->plan.pod_ip, NULL, &node) < 0 && node.value[0] == 'n') {
-                    r->drained = true;
-                    log_info("node %s left the cluster after %.2f s of draining", r->plan.pod_ip,
-                             (double)(wait_now_ms() - started) / 1000.0);
-                    break;
-                }
-            }
+        snprintf(reason, sizeof(reason), "rayboot: pod %.200s is being terminated (SIGTERM)", r->plan.pod_name);
+        /* Half the budget for the drain, the rest for Ray to stop. */
+        drain_begin(&d, r->gcs_addr, r->plan.head_port, r->plan.pod_ip, reason, budget / 2, started);
+        log_info("draining node %s (up to %.1f s)", r->plan.pod_ip, (double)(budget / 2) / 1000.0);
+        drive_drain(r, &d);
+        if (d.state == DRAIN_DONE && d.outcome == DRAIN_FAILED) {
+            log_warn("could not drain node %s: %s; stopping without a drain", r->plan.pod_ip, d.detail);
+        } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
+            log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", r->plan.pod_ip,
+                     (double)drain_elapsed_ms(&d, wait_now_ms()) / 1000.0);
         } else {
-            log_warn("could not drain node %s: %s; stopping without a drain", r->plan.pod_ip, reply.reason);
+            /* Left the GCS, or its raylet exited by itself once drained (ray start is gone). */
+            r->drained = true;
+            log_info("node %s left the cluster after %.2f s of draining", r->plan.pod_ip,
+                     (double)drain_elapsed_ms(&d, wait_now_ms()) / 1000.0);
         }
     } else if (r->ray_pid > 0) {
         log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "dns.h"
 #include "grpc_frame.h"
 #include "protobuf.h"
 
@@ -100,17 +101,27 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
     return rc;
 }
 
-/* GetAllNodeInfo for ALIVE nodes; the caller decodes reply->msg and frees reply. */
-static int get_alive_nodes(struct grpc_client *c, const char *ip, int port, struct grpc_reply *reply,
-                           struct errbuf *err)
+/* GetAllNodeInfo for ALIVE nodes, only those at node_ip when it is not NULL (the reply is then
+ * one node, not the whole cluster: the sidecar asks every few seconds from every pod). The
+ * caller decodes reply->msg and frees reply. */
+static int get_alive_nodes(struct grpc_client *c, const char *ip, int port, const char *node_ip,
+                           struct grpc_reply *reply, struct errbuf *err)
 {
     static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_LIST_TIMEOUT_MS,
                                                    GCS_NODE_LIST_MAX_BYTES};
-    uint8_t req[16];
-    struct pb_writer w;
-    /* state_filter = ALIVE, sent explicitly: the field has presence, and ALIVE is 0. */
+    uint8_t req[16 + DNS_ADDR_MAX_BYTES], selector[8 + DNS_ADDR_MAX_BYTES];
+    struct pb_writer w, sw;
     pb_writer_init(&w, req, sizeof(req));
+    if (node_ip) {
+        /* node_selectors { node_ip_address = node_ip } */
+        pb_writer_init(&sw, selector, sizeof(selector));
+        pb_put_bytes(&sw, 3, node_ip, strlen(node_ip));
+        pb_put_bytes(&w, 2, sw.buf, sw.len);
+    }
+    /* state_filter = ALIVE, sent explicitly: the field has presence, and ALIVE is 0. */
     pb_put_varint(&w, 3, NODE_STATE_ALIVE);
+    if (w.overflow || (node_ip && sw.overflow))
+        return errbuf_set(err, "GetAllNodeInfo: node address too long");
     return grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, reply, err);
 }
 
@@ -118,7 +129,7 @@ int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_
                     struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_alive_nodes(c, ip, port, &reply, err);
+    int rc = get_alive_nodes(c, ip, port, NULL, &reply, err);
     if (rc == 0)
         rc = gcs_decode_node_counts(reply.msg, reply.msg_len, out, err);
     grpc_reply_free(&reply);
@@ -170,7 +181,7 @@ int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *n
                   uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_alive_nodes(c, ip, port, &reply, err);
+    int rc = get_alive_nodes(c, ip, port, node_ip, &reply, err);
     if (rc == 0)
         rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, err);
     grpc_reply_free(&reply);

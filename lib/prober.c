@@ -76,11 +76,20 @@ static int tcp_probe(const char *addr, int port, char *reason, size_t cap)
     return 1;
 }
 
-static int serve_drain(const struct prober_request *req, struct grpc_client *grpc, struct errbuf *err)
+static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
+{
+    for (size_t i = 0; i < len && 2 * i + 2 < cap; i++)
+        snprintf(out + 2 * i, 3, "%02x", data[i]);
+}
+
+/* The drained node's id goes back in value, hex, for the caller's report. */
+static int serve_drain(const struct prober_request *req, struct prober_reply *reply, struct grpc_client *grpc,
+                       struct errbuf *err)
 {
     uint8_t id[GCS_NODE_ID_BYTES];
     if (gcs_find_node(grpc, req->addr, req->port, req->name, id, err) < 0)
         return -1;
+    hex(id, sizeof(id), reply->value, sizeof(reply->value));
     return gcs_drain_node(grpc, req->addr, req->port, id, req->text, req->deadline_unix_ms, err);
 }
 
@@ -91,8 +100,7 @@ static int serve_cluster_id(const struct prober_request *req, struct prober_repl
     size_t len;
     if (gcs_cluster_id(grpc, req->addr, req->port, id, &len, err) < 0)
         return -1;
-    for (size_t i = 0; i < len && 2 * i + 2 < sizeof(reply->value); i++)
-        snprintf(reply->value + 2 * i, 3, "%02x", id[i]);
+    hex(id, len, reply->value, sizeof(reply->value));
     return 0;
 }
 
@@ -119,7 +127,7 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         reply->alive_workers = counts.alive_workers;
         break;
     case PROBE_DRAIN:
-        reply->ok = serve_drain(req, grpc, &err) == 0;
+        reply->ok = serve_drain(req, reply, grpc, &err) == 0;
         break;
     case PROBE_FIND_NODE: {
         uint8_t id[GCS_NODE_ID_BYTES];
@@ -234,6 +242,7 @@ static int receive_reply(struct prober *p, struct prober_reply *reply, long time
         if (n == (ssize_t)sizeof(*reply)) {
             reply->reason[sizeof(reply->reason) - 1] = '\0';
             reply->addr[sizeof(reply->addr) - 1] = '\0';
+            reply->value[sizeof(reply->value) - 1] = '\0';
             return 0;
         }
         if (n < 0 && errno == EINTR)
@@ -276,14 +285,44 @@ int prober_start(struct prober *p, const char *root, struct errbuf *err)
     return 0;
 }
 
-int prober_call(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
-                long timeout_ms, struct errbuf *err)
+int prober_send(struct prober *p, const struct prober_request *req, struct errbuf *err)
 {
     if (p->pid <= 0)
         return errbuf_set(err, "the prober is not running");
     if (send(p->fd, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
         return prober_died(p, err);
+    return 0;
+}
+
+int prober_receive(struct prober *p, struct prober_reply *reply, struct errbuf *err)
+{
+    ssize_t n = recv(p->fd, reply, sizeof(*reply), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 1;
+    if (n != (ssize_t)sizeof(*reply))
+        return prober_died(p, err);
+    reply->reason[sizeof(reply->reason) - 1] = '\0';
+    reply->addr[sizeof(reply->addr) - 1] = '\0';
+    reply->value[sizeof(reply->value) - 1] = '\0';
+    return 0;
+}
+
+int prober_call(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
+                long timeout_ms, struct errbuf *err)
+{
+    if (prober_send(p, req, err) < 0)
+        return -1;
     return receive_reply(p, reply, timeout_ms, err);
+}
+
+void prober_abort(struct prober *p)
+{
+    if (p->pid > 0) {
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, NULL, 0);
+    }
+    p->pid = -1;
+    prober_stop(p);
 }
 
 void prober_stop(struct prober *p)

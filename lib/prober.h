@@ -37,7 +37,7 @@ struct prober_reply {
     char addr[DNS_ADDR_MAX_BYTES];
     long alive;
     long alive_workers;
-    char value[256]; /* PROBE_CLUSTER_ID, PROBE_KV_GET */
+    char value[256]; /* PROBE_CLUSTER_ID, PROBE_KV_GET; PROBE_DRAIN: the node id, hex */
     char reason[ERRBUF_MAX_BYTES];
 };
 
@@ -55,6 +55,14 @@ int prober_start(struct prober *p, const char *root, struct errbuf *err);
  * answer within timeout_ms (it is then killed). */
 int prober_call(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
                 long timeout_ms, struct errbuf *err);
+
+/* The same call split for an event loop: send one request, then call prober_receive when p->fd
+ * is readable. prober_receive returns 0 with the reply, 1 when there is none yet, -1 when the
+ * prober died (the message says how). The caller owns the timeout: prober_abort ends a prober
+ * that is stuck. */
+int prober_send(struct prober *p, const struct prober_request *req, struct errbuf *err);
+int prober_receive(struct prober *p, struct prober_reply *reply, struct errbuf *err);
+void prober_abort(struct prober *p);
 
 /* Closes the socket and reaps the prober. */
 void prober_stop(struct prober *p);

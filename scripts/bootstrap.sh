@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(
     musl-tools gperf cmake make gcc pkg-config dpkg-dev file binutils  # release build
-    libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev  # unit tests
+    libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
+    openssl                                                            # test CA for the sidecar
     dnsmasq-base iproute2 util-linux nftables procps                   # pod simulator
 )
 

@@ -1,33 +1,199 @@
-/* rayboot-sidecar's entry point. Its drain, probes and HTTP server come with later changes; today
- * it answers --help and --version. */
+/* rayboot-sidecar's entry point: the command line and the environment, then the plan (the same
+ * rules as rayboot's, to find the GCS and this pod's node), then the event loop in loop.c. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
+#include "env.h"
 #include "exitcode.h"
+#include "flags.h"
+#include "http.h"
 #include "log.h"
+#include "proc.h"
+#include "sidecar.h"
 #include "version.h"
 
+extern char **environ;
+
 static const char usage_text[] =
-    "Usage: rayboot-sidecar [--help | --version]\n"
+    "Usage: rayboot-sidecar [--log-format=text|json] [RAY PLUGIN FLAGS...]\n"
+    "       rayboot-sidecar --help | --version\n"
     "\n"
-    "A second container beside a Ray container: drains the pod's Ray node on eviction and answers\n"
-    "probes. Not functional yet in this version.\n";
+    "A container beside a Ray container (a regular container, or a native sidecar: an\n"
+    "initContainer with restartPolicy: Always). It drains the pod's Ray node before the pod goes,\n"
+    "answers probes, and records why the pod ended. It needs neither Ray nor Python.\n"
+    "\n"
+    "HTTP endpoints (port RAYBOOT_SIDECAR_PORT, default 8077):\n"
+    "  GET /healthz              the sidecar is alive\n"
+    "  GET /readyz               200 when this pod's Ray node is ALIVE in the GCS (head: the GCS is\n"
+    "                            SERVING), 503 with the reason otherwise: a readinessProbe for the\n"
+    "                            Ray container\n"
+    "  GET|POST /drain?deadline=SECONDS\n"
+    "                            drain this node (DrainNode, PREEMPTION) and answer when it has left\n"
+    "                            or the deadline passed (default RAYBOOT_GRACE_PERIOD - 3 s): the Ray\n"
+    "                            container's lifecycle.preStop.httpGet. A second call waits for the\n"
+    "                            same drain.\n"
+    "  GET /metrics              Prometheus text: drains, their outcome and duration, readiness\n"
+    "\n"
+    "On SIGTERM it drains if nobody has, waits until Ray's processes are gone when it can see them\n"
+    "(shareProcessNamespace), and exits 0.\n"
+    "\n"
+    "The GCS address comes from the same rules as `rayboot plan`: the Volcano ray plugin's flags\n"
+    "(here or in RAYBOOT_PLUGIN_ARGS), Volcano's files and variables, an Indexed Job, or\n"
+    "RAYBOOT_ROLE and RAYBOOT_HEAD_ADDRESS.\n"
+    "\n"
+    "Environment:\n"
+    "  RAYBOOT_SIDECAR_PORT     the endpoints' port (default 8077)\n"
+    "  RAYBOOT_POD_IP           downward API status.podIP: finds this pod's node (required to drain)\n"
+    "  RAYBOOT_POD_NAME         downward API metadata.name (default: the hostname)\n"
+    "  RAYBOOT_POD_NAMESPACE    downward API metadata.namespace (default: the service account's)\n"
+    "  RAYBOOT_GRACE_PERIOD     the pod's terminationGracePeriodSeconds (default 30)\n"
+    "  RAYBOOT_TERMINATION_LOG  where the reason goes (default /dev/termination-log, if present)\n"
+    "  KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT and the mounted service-account token:\n"
+    "                           the Pod is read from the API server for its DisruptionTarget reason\n"
+    "                           (RBAC: get on its own pod); without them the reason is \"unknown\"\n"
+    "\n"
+    "Exit codes: 0 done (after SIGTERM), 2 configuration error, 70 internal error.\n";
+
+struct sidecar_cli {
+    bool help, version;
+    enum log_format log_format;
+    struct plugin_args plugin;
+};
+
+static bool takes_value(const char *name)
+{
+    return strcmp(name, "log-format") == 0 || plugin_args_knows(name);
+}
+
+static int parse_cli(int argc, char **argv, const char *const *envp, struct sidecar_cli *cli, struct errbuf *err)
+{
+    struct flag_iter it = {argc, argv, 1};
+    struct flag f;
+    int kind;
+    memset(cli, 0, sizeof(*cli));
+    if (plan_plugin_args(envp, &cli->plugin, err) < 0)
+        return -1;
+    while ((kind = flag_next(&it, takes_value, &f, err)) != FLAG_END) {
+        if (kind < 0)
+            return -1;
+        if (kind != FLAG_OPTION)
+            return errbuf_set(err, "unexpected argument '%.80s'", kind == FLAG_TERMINATOR ? "--" : f.value);
+        if (strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0)
+            cli->help = true;
+        else if (strcmp(f.name, "version") == 0)
+            cli->version = true;
+        else if (strcmp(f.name, "log-format") == 0 && log_format_parse(f.value, &cli->log_format) < 0)
+            return errbuf_set(err, "--log-format=%.40s: expected text or json", f.value);
+        else if (strcmp(f.name, "log-format") != 0 && plugin_args_set(&cli->plugin, f.name, f.value, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_port(const char *const *envp, int *port, struct errbuf *err)
+{
+    const char *text = env_lookup_nonempty(envp, "RAYBOOT_SIDECAR_PORT");
+    char *end;
+    long v;
+    *port = SIDECAR_DEFAULT_PORT;
+    if (!text)
+        return 0;
+    errno = 0;
+    v = strtol(text, &end, 10);
+    /* 0 asks for any free port: tests run many sidecars on one loopback. */
+    if (errno || end == text || *end || v < 0 || v > 65535)
+        return errbuf_set(err, "RAYBOOT_SIDECAR_PORT=%.40s: expected a port number (1-65535)", text);
+    *port = (int)v;
+    return 0;
+}
+
+static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf *err)
+{
+    char hostname[DNS_NAME_MAX_BYTES + 1] = "";
+    struct plan_input in = {s->envp, &cli->plugin, hostname, NULL, 0};
+    sigset_t set;
+
+    if (gethostname(hostname, sizeof(hostname) - 1) < 0)
+        hostname[0] = '\0';
+    if (plan_build(&in, &s->plan, err) < 0 || settings_load(s->envp, &s->settings, err) < 0 ||
+        parse_port(s->envp, &s->port, err) < 0)
+        return EXIT_CONFIG;
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    s->sigfd = proc_signalfd_open(&set, err);
+    if (s->sigfd < 0)
+        return EXIT_SOFTWARE;
+    s->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (s->epfd < 0) {
+        errbuf_set(err, "epoll_create1: %s", strerror(errno));
+        return EXIT_SOFTWARE;
+    }
+    if (prober_start(&s->prober, s->root, err) < 0)
+        return EXIT_SOFTWARE;
+    s->http = http_start(s->port, s, err);
+    if (!s->http)
+        return EXIT_CONFIG;
+    return 0;
+}
+
+static void teardown(struct sidecar *s)
+{
+    http_stop(s->http);
+    kubeapi_reason_cancel(&s->api);
+    prober_stop(&s->prober);
+    if (s->epfd >= 0)
+        close(s->epfd);
+    if (s->sigfd >= 0)
+        close(s->sigfd);
+    plan_free(&s->plan);
+}
 
 int main(int argc, char **argv)
 {
+    struct sidecar_cli cli;
+    struct sidecar s;
+    struct errbuf err;
+    const char *debug = getenv("RAYBOOT_DEBUG");
+    int rc;
+
     log_init("rayboot-sidecar", LOG_FORMAT_TEXT);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return EXIT_OK;
-        }
-        if (strcmp(argv[i], "--version") == 0) {
-            version_print(stdout, "rayboot-sidecar");
-            return EXIT_OK;
-        }
-        log_error("unknown option %s (see rayboot-sidecar --help)", argv[i]);
+    log_set_debug(debug && debug[0] && strcmp(debug, "0") != 0);
+    if (parse_cli(argc, argv, (const char *const *)environ, &cli, &err) < 0) {
+        log_error("%s (see rayboot-sidecar --help)", err.msg);
         return EXIT_CONFIG;
     }
-    log_error("the sidecar's drain and probes are not built yet in this version");
-    return EXIT_CONFIG;
+    log_init("rayboot-sidecar", cli.log_format);
+    if (cli.help) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    if (cli.version) {
+        version_print(stdout, "rayboot-sidecar");
+        return EXIT_OK;
+    }
+    memset(&s, 0, sizeof(s));
+    s.envp = (const char *const *)environ;
+    s.root = env_lookup_nonempty(s.envp, "RAYBOOT_ROOT");
+    s.sigfd = s.epfd = -1;
+    s.prober.pid = s.prober.fd = -1;
+    s.api.fd = s.api.pid = -1;
+    rc = setup(&s, &cli, &err);
+    if (rc != 0) {
+        log_error("%s", err.msg);
+        teardown(&s);
+        return rc;
+    }
+    log_info("serving on port %d: /healthz /readyz /drain /metrics; %s %s, GCS %s:%d, node %s", http_bound_port(s.http),
+             plan_role_name(s.plan.role), s.plan.pod_name, s.plan.head_fqdn, s.plan.head_port,
+             s.plan.pod_ip[0] ? s.plan.pod_ip : "(unknown: set RAYBOOT_POD_IP)");
+    rc = sidecar_loop(&s) == 0 ? EXIT_OK : EXIT_SOFTWARE;
+    teardown(&s);
+    return rc;
 }

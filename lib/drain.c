@@ -1,0 +1,116 @@
+/* The drain sequence: one DrainNode, then a look every DRAIN_POLL_MS until the node is gone from
+ * the GCS's ALIVE list. Deciding when to drain, and what to do after, is the caller's. */
+#include "drain.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static long long unix_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_ip, const char *reason,
+                 long budget_ms, long now_ms)
+{
+    memset(d, 0, sizeof(*d));
+    d->state = DRAIN_REQUESTING;
+    snprintf(d->gcs_addr, sizeof(d->gcs_addr), "%s", gcs_addr);
+    d->gcs_port = gcs_port;
+    snprintf(d->node_ip, sizeof(d->node_ip), "%s", node_ip);
+    snprintf(d->reason, sizeof(d->reason), "%s", reason);
+    d->started_ms = now_ms;
+    d->deadline_ms = now_ms + (budget_ms > 0 ? budget_ms : 0);
+    /* The GCS gets the same deadline: past it, the node may be killed whatever it runs. */
+    d->deadline_unix_ms = unix_now_ms() + (budget_ms > 0 ? budget_ms : 0);
+}
+
+static void finish(struct drain *d, enum drain_outcome outcome, long now_ms)
+{
+    d->state = DRAIN_DONE;
+    d->outcome = outcome;
+    d->finished_ms = now_ms;
+}
+
+static void fill(const struct drain *d, int op, struct prober_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    req->op = op;
+    req->port = d->gcs_port;
+    snprintf(req->addr, sizeof(req->addr), "%s", d->gcs_addr);
+    snprintf(req->name, sizeof(req->name), "%s", d->node_ip);
+    if (op == PROBE_DRAIN) {
+        snprintf(req->text, sizeof(req->text), "%s", d->reason);
+        req->deadline_unix_ms = d->deadline_unix_ms;
+    }
+}
+
+int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms)
+{
+    *wake_ms = now_ms;
+    switch (d->state) {
+    case DRAIN_IDLE:
+    case DRAIN_DONE:
+        return -1;
+    case DRAIN_REQUESTING:
+        fill(d, PROBE_DRAIN, req);
+        return 1;
+    case DRAIN_WATCHING:
+        if (now_ms >= d->deadline_ms) {
+            finish(d, DRAIN_DEADLINE, now_ms);
+            return -1;
+        }
+        if (now_ms < d->next_poll_ms) {
+            *wake_ms = d->next_poll_ms < d->deadline_ms ? d->next_poll_ms : d->deadline_ms;
+            return 0;
+        }
+        fill(d, PROBE_FIND_NODE, req);
+        return 1;
+    }
+    return -1;
+}
+
+void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
+{
+    if (d->state == DRAIN_REQUESTING) {
+        if (!reply || !reply->ok) {
+            snprintf(d->detail, sizeof(d->detail), "%s", reply ? reply->reason : "the prober failed");
+            finish(d, DRAIN_FAILED, now_ms);
+            return;
+        }
+        d->state = DRAIN_WATCHING;
+        d->next_poll_ms = now_ms + DRAIN_POLL_MS;
+        return;
+    }
+    if (d->state != DRAIN_WATCHING)
+        return;
+    /* Only a GCS that answered "no such ALIVE node" proves the node left; silence proves nothing. */
+    if (reply && !reply->ok && strcmp(reply->value, "no") == 0) {
+        finish(d, DRAIN_LEFT, now_ms);
+        return;
+    }
+    if (reply && !reply->ok)
+        snprintf(d->detail, sizeof(d->detail), "%s", reply->reason);
+    d->next_poll_ms = now_ms + DRAIN_POLL_MS;
+}
+
+long drain_elapsed_ms(const struct drain *d, long now_ms)
+{
+    return (d->state == DRAIN_DONE ? d->finished_ms : now_ms) - d->started_ms;
+}
+
+const char *drain_outcome_name(enum drain_outcome outcome)
+{
+    switch (outcome) {
+    case DRAIN_LEFT:
+        return "left";
+    case DRAIN_DEADLINE:
+        return "deadline";
+    case DRAIN_FAILED:
+        return "failed";
+    }
+    return "unknown";
+}

@@ -1,0 +1,61 @@
+/* Draining this pod's Ray node: DrainNode (reason PREEMPTION), then watch the GCS until the node
+ * has left or a deadline passes. Written as a step machine so that rayboot (which drives it with
+ * blocking prober calls) and the sidecar (which drives it from its event loop) share one sequence. */
+#ifndef RAYBOOT_DRAIN_H
+#define RAYBOOT_DRAIN_H
+
+#include <stdbool.h>
+
+#include "dns.h"
+#include "errbuf.h"
+#include "prober.h"
+
+/* How often the drain looks whether the node has left the GCS. */
+#define DRAIN_POLL_MS 250
+
+enum drain_state {
+    DRAIN_IDLE = 0,
+    DRAIN_REQUESTING, /* DrainNode sent or about to be */
+    DRAIN_WATCHING,   /* accepted: waiting for the node to leave */
+    DRAIN_DONE,
+};
+
+enum drain_outcome {
+    DRAIN_LEFT,     /* the node left the cluster */
+    DRAIN_DEADLINE, /* still there when the deadline passed */
+    DRAIN_FAILED,   /* DrainNode could not be made (no such node, GCS unreachable, ...) */
+};
+
+struct drain {
+    enum drain_state state;
+    enum drain_outcome outcome;
+    char gcs_addr[DNS_ADDR_MAX_BYTES];
+    int gcs_port;
+    char node_ip[DNS_ADDR_MAX_BYTES];
+    char reason[256];           /* the DrainNode reason message */
+    long started_ms;            /* monotonic */
+    long deadline_ms;           /* monotonic */
+    long long deadline_unix_ms; /* for the GCS */
+    long next_poll_ms;
+    long finished_ms;
+    char detail[ERRBUF_MAX_BYTES]; /* why it failed, or what the last look saw */
+};
+
+/* Starts a drain of the node at node_ip through the GCS at gcs_addr:gcs_port, to finish within
+ * budget_ms of now_ms. */
+void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_ip, const char *reason,
+                 long budget_ms, long now_ms);
+
+/* What the drain needs next: 1 with *req filled (ask the prober now), 0 when nothing is due
+ * before *wake_ms, -1 when it is done. */
+int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms);
+
+/* The prober's answer to the last request from drain_step; NULL when the prober failed. */
+void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply);
+
+/* Milliseconds from begin to done (or to now_ms while running). */
+long drain_elapsed_ms(const struct drain *d, long now_ms);
+
+const char *drain_outcome_name(enum drain_outcome outcome);
+
+#endif

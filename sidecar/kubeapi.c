@@ -1,0 +1,193 @@
+/* GET /api/v1/namespaces/NS/pods/NAME with the mounted token, in a forked child that prints one
+ * line to a pipe. The parsing of the Pod is podreason.c's; deciding what to do with the reason is
+ * the drain's. */
+#include "kubeapi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "fsroot.h"
+#include "podreason.h"
+
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/* A bound service-account token is about 1 KB; legacy ones are similar. */
+#define TOKEN_MAX_BYTES (16 * 1024)
+#define KUBEAPI_CONNECT_TIMEOUT_MS 1000
+
+struct body {
+    char *buf;
+    size_t len;
+    bool too_big;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct body *b = arg;
+    size_t add = size * n;
+    char *grown;
+    if (b->len + add > PODREASON_POD_MAX_BYTES) {
+        b->too_big = true;
+        return 0; /* aborts the transfer */
+    }
+    grown = realloc(b->buf, b->len + add + 1);
+    if (!grown)
+        return 0;
+    b->buf = grown;
+    memcpy(b->buf + b->len, data, add);
+    b->len += add;
+    return add;
+}
+
+static void trim(char *s, size_t *len)
+{
+    while (*len > 0 && (s[*len - 1] == '\n' || s[*len - 1] == '\r' || s[*len - 1] == ' '))
+        s[--*len] = '\0';
+}
+
+/* The child's whole job: one GET, one line out. */
+static void fetch_and_describe(const struct kubeapi_target *t, const char *token, char *line, size_t cap)
+{
+    char url[512], auth[TOKEN_MAX_BYTES + 32], ca[4096];
+    struct body body = {NULL, 0, false};
+    struct curl_slist *headers = NULL;
+    struct pod_reason pr;
+    struct errbuf err;
+    long status = 0;
+    CURL *curl;
+    CURLcode rc;
+    bool v6 = strchr(t->host, ':') != NULL;
+
+    snprintf(url, sizeof(url), "https://%s%s%s:%s/api/v1/namespaces/%s/pods/%s", v6 ? "[" : "", t->host,
+             v6 ? "]" : "", t->port ? t->port : "443", t->namespace_, t->pod_name);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+    if (fsroot_path(t->root, SA_DIR "/ca.crt", ca, sizeof(ca)) < 0 || !(curl = curl_easy_init())) {
+        snprintf(line, cap, "reason unknown (could not set up the API request)");
+        return;
+    }
+    headers = curl_slist_append(headers, auth);
+    if (headers)
+        headers = curl_slist_append(headers, "Accept: application/json");
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+    curl_easy_setopt(curl, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)KUBEAPI_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)KUBEAPI_TIMEOUT_MS - 300L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot-sidecar");
+    rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK)
+        snprintf(line, cap, "reason unknown (API server %.100s: %s)", t->host,
+                 body.too_big ? "the Pod object is too large" : curl_easy_strerror(rc));
+    else if (status != 200)
+        snprintf(line, cap, "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
+                            "get on its own pod)", status, t->pod_name);
+    else if (podreason_parse(body.buf ? body.buf : "", body.len, &pr, &err) < 0)
+        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
+    else
+        podreason_describe(&pr, line, cap);
+    free(body.buf);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+}
+
+static long now_plus(long now_ms, long ms)
+{
+    return now_ms + ms;
+}
+
+int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t, long now_ms, struct errbuf *err)
+{
+    char *token = NULL, line[sizeof(f->line)];
+    size_t token_len = 0;
+    int fds[2];
+
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+    f->pid = -1;
+    if (!t->host || !t->host[0])
+        return errbuf_set(err, "KUBERNETES_SERVICE_HOST is not set (not running in Kubernetes?)");
+    if (!t->namespace_[0] || !t->pod_name[0])
+        return errbuf_set(err, "this pod's namespace or name is unknown (set RAYBOOT_POD_NAMESPACE, RAYBOOT_POD_NAME)");
+    if (fsroot_read(t->root, SA_DIR "/token", TOKEN_MAX_BYTES, &token, &token_len, err) < 0)
+        return -1;
+    trim(token, &token_len);
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        free(token);
+        return errbuf_set(err, "pipe: %s", strerror(errno));
+    }
+    f->pid = fork();
+    if (f->pid < 0) {
+        free(token);
+        close(fds[0]);
+        close(fds[1]);
+        return errbuf_set(err, "fork: %s", strerror(errno));
+    }
+    if (f->pid == 0) {
+        close(fds[0]);
+        fetch_and_describe(t, token, line, sizeof(line));
+        (void)!write(fds[1], line, strlen(line));
+        _exit(0);
+    }
+    free(token);
+    close(fds[1]);
+    f->fd = fds[0];
+    f->deadline_ms = now_plus(now_ms, KUBEAPI_TIMEOUT_MS);
+    return 0;
+}
+
+static void finish(struct kubeapi_fetch *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    if (f->pid > 0)
+        waitpid(f->pid, NULL, 0);
+    f->pid = -1;
+}
+
+int kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
+{
+    ssize_t n;
+    if (f->fd < 0)
+        return 1;
+    if (now_ms >= f->deadline_ms) {
+        kubeapi_reason_cancel(f);
+        snprintf(f->line, sizeof(f->line), "reason unknown (the API server did not answer within %d ms)",
+                 KUBEAPI_TIMEOUT_MS);
+        return 1;
+    }
+    n = read(f->fd, f->line + f->len, sizeof(f->line) - 1 - f->len);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n > 0) {
+        f->len += (size_t)n;
+        f->line[f->len] = '\0';
+        if (f->len + 1 < sizeof(f->line))
+            return 0;
+    }
+    /* EOF (or the line is full): the child is done. */
+    f->line[f->len] = '\0';
+    if (f->len == 0)
+        snprintf(f->line, sizeof(f->line), "reason unknown (the API reader failed)");
+    finish(f);
+    return 1;
+}
+
+void kubeapi_reason_cancel(struct kubeapi_fetch *f)
+{
+    if (f->pid > 0)
+        kill(f->pid, SIGKILL);
+    finish(f);
+}

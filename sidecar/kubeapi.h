@@ -1,0 +1,42 @@
+/* Reading this pod's disruption reason from the Kubernetes API server, over HTTPS with the
+ * service-account token and CA, in a child process so that the event loop never blocks on it. */
+#ifndef RAYBOOT_SIDECAR_KUBEAPI_H
+#define RAYBOOT_SIDECAR_KUBEAPI_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "errbuf.h"
+
+/* The read must not hold the drain up for long: the node is drained with "reason unknown" after
+ * this, and the parent kills a child that overruns it. */
+#define KUBEAPI_TIMEOUT_MS 2500
+
+struct kubeapi_fetch {
+    pid_t pid;
+    int fd;         /* readable when the child wrote its line or exited; -1 when idle */
+    long deadline_ms; /* monotonic: kill the child past this */
+    size_t len;
+    char line[512]; /* the child's answer: the reason, or "reason unknown (...)" */
+};
+
+struct kubeapi_target {
+    const char *root;      /* RAYBOOT_ROOT, or NULL */
+    const char *host;      /* KUBERNETES_SERVICE_HOST */
+    const char *port;      /* KUBERNETES_SERVICE_PORT, or NULL for 443 */
+    const char *namespace_;
+    const char *pod_name;
+};
+
+/* Starts the read. -1 with a message when it cannot even start (no token mounted, no API server
+ * in the environment): the caller goes on with "reason unknown". */
+int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t, long now_ms, struct errbuf *err);
+
+/* Call when f->fd is readable (or at f->deadline_ms). Returns 1 when the answer is in f->line (the
+ * child has been reaped), 0 when more is coming. */
+int kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms);
+
+/* Kills and reaps a running child. */
+void kubeapi_reason_cancel(struct kubeapi_fetch *f);
+
+#endif

@@ -1,0 +1,28 @@
+/* /metrics in Prometheus' text format: drains, their outcome and duration, readiness. */
+#include <stdio.h>
+
+#include "sidecar.h"
+
+void metrics_render(const struct sidecar *s, char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "# HELP rayboot_sidecar_ready 1 when this pod's Ray node is ALIVE (head: its GCS is SERVING).\n"
+             "# TYPE rayboot_sidecar_ready gauge\n"
+             "rayboot_sidecar_ready %d\n"
+             "# HELP rayboot_sidecar_drains_started_total Drains started, by /drain or SIGTERM.\n"
+             "# TYPE rayboot_sidecar_drains_started_total counter\n"
+             "rayboot_sidecar_drains_started_total %lu\n"
+             "# HELP rayboot_sidecar_drains_finished_total Drains finished, by outcome.\n"
+             "# TYPE rayboot_sidecar_drains_finished_total counter\n"
+             "rayboot_sidecar_drains_finished_total{outcome=\"left\"} %lu\n"
+             "rayboot_sidecar_drains_finished_total{outcome=\"deadline\"} %lu\n"
+             "rayboot_sidecar_drains_finished_total{outcome=\"failed\"} %lu\n"
+             "# HELP rayboot_sidecar_last_drain_duration_seconds How long the last finished drain took.\n"
+             "# TYPE rayboot_sidecar_last_drain_duration_seconds gauge\n"
+             "rayboot_sidecar_last_drain_duration_seconds %.3f\n"
+             "# HELP rayboot_sidecar_http_requests_total Requests answered by the sidecar.\n"
+             "# TYPE rayboot_sidecar_http_requests_total counter\n"
+             "rayboot_sidecar_http_requests_total %lu\n",
+             s->ready ? 1 : 0, s->drains_started, s->drains_left, s->drains_deadline, s->drains_failed,
+             (double)s->last_drain_ms / 1000.0, s->http_requests);
+}

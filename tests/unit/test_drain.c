@@ -1,0 +1,107 @@
+/* Unit tests for lib/drain.c: the order of requests, what counts as "left", and the deadline. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "drain.h"
+
+static struct prober_reply answer(int ok, const char *value, const char *reason)
+{
+    struct prober_reply r;
+    memset(&r, 0, sizeof(r));
+    r.ok = ok;
+    snprintf(r.value, sizeof(r.value), "%s", value);
+    snprintf(r.reason, sizeof(r.reason), "%s", reason);
+    return r;
+}
+
+static void test_drain_then_watch_until_gone(void **state)
+{
+    struct drain d;
+    struct prober_request req;
+    struct prober_reply r;
+    long wake;
+    (void)state;
+    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
+    assert_int_equal(drain_step(&d, 1000, &req, &wake), 1);
+    assert_int_equal(req.op, PROBE_DRAIN);
+    assert_string_equal(req.addr, "10.0.0.1");
+    assert_int_equal(req.port, 6379);
+    assert_string_equal(req.name, "10.0.0.7");
+    assert_string_equal(req.text, "evicted");
+    assert_true(req.deadline_unix_ms > 0);
+    r = answer(1, "abcd", "");
+    drain_reply(&d, 1010, &r);
+    /* Nothing until the first look is due. */
+    assert_int_equal(drain_step(&d, 1100, &req, &wake), 0);
+    assert_int_equal(wake, 1010 + DRAIN_POLL_MS);
+    assert_int_equal(drain_step(&d, wake, &req, &wake), 1);
+    assert_int_equal(req.op, PROBE_FIND_NODE);
+    /* Still there: keep looking. A GCS that did not answer proves nothing either. */
+    r = answer(1, "", "");
+    drain_reply(&d, 1300, &r);
+    assert_int_equal(d.state, DRAIN_WATCHING);
+    r = answer(0, "", "timeout");
+    drain_reply(&d, 1600, &r);
+    assert_int_equal(d.state, DRAIN_WATCHING);
+    drain_reply(&d, 1700, NULL);
+    assert_int_equal(d.state, DRAIN_WATCHING);
+    r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
+    drain_reply(&d, 2000, &r);
+    assert_int_equal(d.state, DRAIN_DONE);
+    assert_int_equal(d.outcome, DRAIN_LEFT);
+    assert_int_equal(drain_elapsed_ms(&d, 99999), 1000);
+    assert_int_equal(drain_step(&d, 2100, &req, &wake), -1);
+}
+
+static void test_refused_drain_fails(void **state)
+{
+    struct drain d;
+    struct prober_request req;
+    struct prober_reply r = answer(0, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    long wake;
+    (void)state;
+    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 10000, 0);
+    assert_int_equal(drain_step(&d, 0, &req, &wake), 1);
+    drain_reply(&d, 5, &r);
+    assert_int_equal(d.state, DRAIN_DONE);
+    assert_int_equal(d.outcome, DRAIN_FAILED);
+    assert_string_equal(d.detail, "no ALIVE node with address 10.0.0.7 in the GCS");
+}
+
+static void test_deadline(void **state)
+{
+    struct drain d;
+    struct prober_request req;
+    struct prober_reply r = answer(1, "", "");
+    long wake, now = 0;
+    (void)state;
+    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 1000, 0);
+    assert_int_equal(drain_step(&d, now, &req, &wake), 1);
+    drain_reply(&d, now, &r);
+    while (drain_step(&d, now, &req, &wake) >= 0) {
+        now = wake;
+        if (req.op == PROBE_FIND_NODE)
+            drain_reply(&d, now, &r); /* always still there */
+        memset(&req, 0, sizeof(req));
+    }
+    assert_int_equal(d.outcome, DRAIN_DEADLINE);
+    assert_true(d.finished_ms >= 1000 && d.finished_ms < 1000 + DRAIN_POLL_MS);
+    /* The wake-up never overshoots the deadline. */
+    assert_true(now <= 1000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_drain_then_watch_until_gone),
+        cmocka_unit_test(test_refused_drain_fails),
+        cmocka_unit_test(test_deadline),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
