@@ -93,10 +93,11 @@ struct http_server *http_start(int port, struct sidecar *s, struct errbuf *err)
     }
     h->sidecar = s;
     h->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)port, NULL,
-                                 NULL, on_request, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTION_LIMIT,
+                                 NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTION_LIMIT,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_CONNECTION_TIMEOUT_S,
-                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_END);
+                                 MHD_OPTION_END);
     if (!h->daemon) {
         free(h);
         errbuf_set(err, "could not listen on port %d (RAYBOOT_SIDECAR_PORT): in use, or not allowed", port);

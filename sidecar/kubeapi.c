@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <curl/curl.h>
 
 #include "fsroot.h"
@@ -21,6 +24,8 @@
 /* A bound service-account token is about 1 KB; legacy ones are similar. */
 #define TOKEN_MAX_BYTES (16 * 1024)
 #define KUBEAPI_CONNECT_TIMEOUT_MS 1000
+/* The name in every API server certificate's subjectAltName (kubeadm, k3s, EKS, GKE, AKS). */
+#define KUBEAPI_NAME "kubernetes.default.svc"
 
 struct body {
     char *buf;
@@ -46,6 +51,12 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return add;
 }
 
+static bool is_ip_literal(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
 static void trim(char *s, size_t *len)
 {
     while (*len > 0 && (s[*len - 1] == '\n' || s[*len - 1] == '\r' || s[*len - 1] == ' '))
@@ -63,19 +74,30 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     long status = 0;
     CURL *curl;
     CURLcode rc;
-    bool v6 = strchr(t->host, ':') != NULL;
+    struct curl_slist *resolve = NULL;
+    const char *port = t->port ? t->port : "443";
+    char pin[300];
+    bool literal = is_ip_literal(t->host);
 
-    snprintf(url, sizeof(url), "https://%s%s%s:%s/api/v1/namespaces/%s/pods/%s", v6 ? "[" : "", t->host,
-             v6 ? "]" : "", t->port ? t->port : "443", t->namespace_, t->pod_name);
+    /* An API server is reached at an IP, but mbedTLS 2.x verifies DNS names only; every API
+     * server's certificate names kubernetes.default.svc, so that name is verified and pinned to
+     * the IP. */
+    snprintf(url, sizeof(url), "https://%s:%s/api/v1/namespaces/%s/pods/%s", literal ? KUBEAPI_NAME : t->host, port,
+             t->namespace_, t->pod_name);
+    snprintf(pin, sizeof(pin), "%s:%s:%s%s%s", KUBEAPI_NAME, port, strchr(t->host, ':') ? "[" : "", t->host,
+             strchr(t->host, ':') ? "]" : "");
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
     if (fsroot_path(t->root, SA_DIR "/ca.crt", ca, sizeof(ca)) < 0 || !(curl = curl_easy_init())) {
         snprintf(line, cap, "reason unknown (could not set up the API request)");
         return;
     }
+    if (literal)
+        resolve = curl_slist_append(resolve, pin);
     headers = curl_slist_append(headers, auth);
     if (headers)
         headers = curl_slist_append(headers, "Accept: application/json");
     curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
     curl_easy_setopt(curl, CURLOPT_CAINFO, ca);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -99,6 +121,7 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
         podreason_describe(&pr, line, cap);
     free(body.buf);
     curl_slist_free_all(headers);
+    curl_slist_free_all(resolve);
     curl_easy_cleanup(curl);
 }
 

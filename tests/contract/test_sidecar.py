@@ -1,0 +1,388 @@
+"""rayboot-sidecar as a black box against a fake GCS and a local HTTPS "API server" with a CA made
+here: readiness, the preStop drain (idempotent, bounded), the SIGTERM drain, the disruption
+reason read over real TLS, and bad requests that must not disturb a drain in progress.
+
+The sidecar runs in a PID namespace of its own (unshare --pid --mount-proc): after SIGTERM it
+waits for the Ray processes it can see, and on this machine it could otherwise see other tests'."""
+import http.server
+import json
+import os
+import pathlib
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from fake_gcs import DRAIN, ALL_NODES, Node, parse
+
+NODE_IP = "10.9.9.9"
+NODE_ID = bytes([7]) * 28
+SA_DIR = "var/run/secrets/kubernetes.io/serviceaccount"
+
+
+class Sidecar:
+    def __init__(self, binary, env, tmp_path):
+        self.log = tmp_path / f"sidecar-{time.monotonic_ns()}.err"
+        self.proc = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", str(binary)],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        self.port = None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.port is None:
+            m = re.search(r"serving on port (\d+)", self.stderr)
+            if m:
+                self.port = int(m.group(1))
+            elif self.proc.poll() is not None:
+                raise AssertionError(f"the sidecar exited {self.proc.returncode}:\n{self.stderr}")
+            time.sleep(0.02)
+        assert self.port, self.stderr
+
+    @property
+    def stderr(self):
+        return self.log.read_text()
+
+    def pid(self):
+        """The sidecar itself, the child of unshare."""
+        for _ in range(100):
+            try:
+                kids = pathlib.Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+            except OSError:
+                kids = []
+            if kids:
+                return int(kids[0])
+            time.sleep(0.02)
+        raise AssertionError("no sidecar process under unshare")
+
+    def get(self, path, method="GET", timeout=15):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def terminate(self):
+        os.kill(self.pid(), signal.SIGTERM)
+        return self.proc.wait(timeout=20)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()  # --kill-child takes the sidecar with it
+            self.proc.wait(timeout=5)
+
+
+@pytest.fixture
+def sidecar(sidecar_bin, pod_root, tmp_path, gcs):
+    started = []
+
+    def start(extra_env=None, role="worker"):
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOSTNAME": "ray-job-worker-1",
+            "RAYBOOT_ROOT": str(pod_root),
+            "RAYBOOT_ROLE": role,
+            "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}",
+            "RAYBOOT_POD_IP": NODE_IP,
+            "RAYBOOT_POD_NAMESPACE": "ml",
+            "RAYBOOT_SIDECAR_PORT": "0",
+            "RAYBOOT_GRACE_PERIOD": "10",
+            "RAYBOOT_TERMINATION_LOG": str(tmp_path / "termination-log"),
+        }
+        env.update(extra_env or {})
+        (tmp_path / "termination-log").write_text("")
+        s = Sidecar(sidecar_bin, env, tmp_path)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.close()
+
+
+@pytest.fixture
+def worker_node(gcs):
+    node = Node(NODE_IP, node_id=NODE_ID)
+    gcs.nodes.append(node)
+    return node
+
+
+def eventually(check, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def drain_requests(gcs):
+    with gcs.lock:
+        return [parse(req) for method, req in gcs.calls if method == DRAIN]
+
+
+def test_readyz_tracks_the_node(sidecar, gcs, worker_node):
+    s = sidecar()
+    assert s.get("/healthz") == (200, "ok\n")
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    assert NODE_IP in s.get("/readyz")[1]
+    # The readiness look asks for this node only (node_selectors.node_ip_address), not the cluster.
+    with gcs.lock:
+        looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
+    assert parse(looks[-1][2][0])[3] == [NODE_IP.encode()]
+    worker_node.alive = False
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
+    assert "no ALIVE node with address 10.9.9.9" in body
+    assert "rayboot_sidecar_ready 0" in s.get("/metrics")[1]
+
+
+def test_head_readyz_follows_gcs_health(sidecar, gcs):
+    s = sidecar(role="head")
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    assert "rayboot_sidecar_ready 1" in s.get("/metrics")[1]
+    gcs.serving = False
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
+    assert "NOT_SERVING" in body
+
+
+def test_prestop_drain_then_sigterm(sidecar, gcs, worker_node, tmp_path):
+    s = sidecar()
+    t0 = time.monotonic()
+    code, body = s.get("/drain?deadline=5")
+    answer = json.loads(body)
+    assert code == 200, body
+    assert answer["accepted"] is True and answer["outcome"] == "left"
+    assert answer["node_id"] == NODE_ID.hex()
+    assert answer["trigger"] == "preStop" and answer["reason"] == "reason unknown"
+    assert 0 <= answer["drained_in_ms"] <= (time.monotonic() - t0) * 1000 + 50
+    (req,) = drain_requests(gcs)
+    assert req[1] == [NODE_ID] and req[2] == [2]  # PREEMPTION
+    assert b"preStop" in req[3][0] and b"ml/ray-job-worker-1" in req[3][0]
+    assert req[4][0] / 1000 - time.time() <= 5.5  # the deadline given to the GCS
+    assert "node drained" in (tmp_path / "termination-log").read_text()
+    metrics = s.get("/metrics")[1]
+    assert "rayboot_sidecar_drains_started_total 1" in metrics
+    assert 'rayboot_sidecar_drains_finished_total{outcome="left"} 1' in metrics
+    # A later call answers at once with the same drain; SIGTERM then drains nothing more.
+    assert json.loads(s.get("/drain", method="POST")[1]) == answer
+    assert s.terminate() == 0
+    assert len(drain_requests(gcs)) == 1
+
+
+def test_concurrent_drains_wait_for_the_same_one(sidecar, gcs, worker_node):
+    gcs.drain_removes_node = False
+    s = sidecar()
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(s.get("/drain?deadline=8"))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    eventually(lambda: drain_requests(gcs))
+    time.sleep(0.5)
+    # Waiting clients do not block anyone else.
+    assert s.get("/healthz", timeout=2) == (200, "ok\n")
+    worker_node.alive = False
+    for t in threads:
+        t.join(timeout=10)
+    assert len(answers) == 3 and len({a for a in answers}) == 1, answers
+    code, body = answers[0]
+    assert code == 200 and json.loads(body)["outcome"] == "left"
+    assert len(drain_requests(gcs)) == 1
+
+
+def test_drain_deadline(sidecar, gcs, worker_node, tmp_path):
+    gcs.drain_removes_node = False
+    s = sidecar()
+    t0 = time.monotonic()
+    code, body = s.get("/drain?deadline=2")
+    took = time.monotonic() - t0
+    answer = json.loads(body)
+    assert code == 200 and answer["accepted"] is True
+    assert answer["outcome"] == "deadline" and answer["drained_in_ms"] is None
+    assert 1.9 <= took <= 4, took
+    assert "not finished within its deadline" in (tmp_path / "termination-log").read_text()
+
+
+def test_drain_of_unknown_node_is_refused_with_reason(sidecar, gcs):
+    s = sidecar()
+    code, body = s.get("/drain?deadline=3")
+    answer = json.loads(body)
+    assert code == 503 and answer["accepted"] is False and answer["outcome"] == "failed"
+    assert "no ALIVE node with address 10.9.9.9" in answer["detail"]
+
+
+@pytest.mark.parametrize("query", ["deadline=0", "deadline=x", "deadline=3601", "deadline=-1", "deadline="])
+def test_bad_deadline_is_400_naming_it(sidecar, gcs, query):
+    s = sidecar()
+    code, body = s.get(f"/drain?{query}")
+    assert code == 400 and "deadline=" in body
+    assert not drain_requests(gcs)
+
+
+def test_sigterm_drains_when_nobody_did(sidecar, gcs, worker_node, tmp_path):
+    s = sidecar()
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    assert s.terminate() == 0
+    (req,) = drain_requests(gcs)
+    assert b"SIGTERM" in req[3][0]
+    assert "node drained" in (tmp_path / "termination-log").read_text()
+    assert "SIGTERM" in s.stderr
+
+
+def test_bad_requests_do_not_disturb_a_drain(sidecar, gcs, worker_node):
+    gcs.drain_removes_node = False
+    s = sidecar()
+    result = []
+    waiter = threading.Thread(target=lambda: result.append(s.get("/drain?deadline=8")))
+    waiter.start()
+    eventually(lambda: drain_requests(gcs))
+    slow = socket.create_connection(("127.0.0.1", s.port))
+    slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never finishes
+    for junk in (b"GARBAGE\r\n\r\n", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n\r\n",
+                 b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 100000 + b"\r\n\r\n",
+                 b"\x00\xff" * 50 + b"\r\n\r\n"):
+        # Answered with an error, dropped, or (a request line that never parses) left to the
+        # idle timeout like a slow client: any of these, as long as nothing else is disturbed.
+        with socket.create_connection(("127.0.0.1", s.port), timeout=2) as c:
+            try:
+                c.sendall(junk)
+                reply = c.recv(200)
+            except (ConnectionResetError, BrokenPipeError, TimeoutError):
+                reply = b""
+            assert reply == b"" or re.match(rb"HTTP/1\.[01] (400|413|414|431)", reply), reply
+    assert s.get("/nope") == (404, s.get("/nope")[1])
+    assert s.get("/healthz", method="DELETE")[0] == 405
+    assert s.get("/healthz", timeout=2) == (200, "ok\n")
+    worker_node.alive = False
+    waiter.join(timeout=10)
+    slow.close()
+    assert result and result[0][0] == 200 and json.loads(result[0][1])["outcome"] == "left"
+
+
+def test_configuration_errors_exit_2(sidecar_bin, pod_root):
+    base = {"RAYBOOT_ROOT": str(pod_root), "HOSTNAME": "w", "RAYBOOT_ROLE": "worker",
+            "RAYBOOT_HEAD_ADDRESS": "127.0.0.1:6379"}
+    for env, needle in (({"RAYBOOT_SIDECAR_PORT": "99999"}, "RAYBOOT_SIDECAR_PORT"),
+                        ({"RAYBOOT_GRACE_PERIOD": "soon"}, "RAYBOOT_GRACE_PERIOD"),
+                        ({"RAYBOOT_ROLE": "boss"}, "RAYBOOT_ROLE")):
+        out = subprocess.run([str(sidecar_bin)], env={**base, **env}, capture_output=True, text=True, timeout=5)
+        assert out.returncode == 2 and needle in out.stderr, out.stderr
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        out = subprocess.run([str(sidecar_bin)], env={**base, "RAYBOOT_SIDECAR_PORT": str(taken.getsockname()[1])},
+                             capture_output=True, text=True, timeout=5)
+    assert out.returncode == 2 and "RAYBOOT_SIDECAR_PORT" in out.stderr, out.stderr
+
+
+# --- The reason the pod ends, from a local API server over TLS ---------------------------------
+
+def make_ca(directory: pathlib.Path, name: str):
+    """A CA and an API server certificate signed by it, with the names kubeadm gives it (EC P-256)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=directory)  # noqa: E731
+    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", f"/CN={name}")
+    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver")
+    (directory / "ext").write_text("subjectAltName=DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1\n"
+                                  "basicConstraints=CA:FALSE\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.crt", "-days", "2", "-extfile", "ext")
+    return directory
+
+
+class ApiServer:
+    """GET /api/v1/namespaces/ml/pods/ray-job-worker-1 with a bearer token, over TLS."""
+
+    def __init__(self, certs: pathlib.Path, token: str, pod: dict):
+        outer = self
+        self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.seen.append((self.path, self.headers.get("Authorization")))
+                if self.headers.get("Authorization") != f"Bearer {token}":
+                    body, code = b'{"kind":"Status","code":401,"reason":"Unauthorized"}', 401
+                elif self.path != "/api/v1/namespaces/ml/pods/ray-job-worker-1":
+                    body, code = b'{"kind":"Status","code":404}', 404
+                else:
+                    body, code = json.dumps(pod).encode(), 200
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(certs / "server.crt", certs / "server.key")
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+EVICTED_POD = json.loads((pathlib.Path(__file__).parents[1] / "unit/data/pods/evicted.json").read_text())
+
+
+@pytest.fixture
+def api(tmp_path, pod_root):
+    certs = make_ca(tmp_path / "pki", "test-kubernetes-ca")
+    sa = pod_root / SA_DIR
+    sa.mkdir(parents=True)
+    (sa / "token").write_text("t0ken.for.the-sidecar\n")
+    (sa / "ca.crt").write_bytes((certs / "ca.crt").read_bytes())
+    (sa / "namespace").write_text("ml")
+    server = ApiServer(certs, "t0ken.for.the-sidecar", EVICTED_POD)
+    yield server
+    server.close()
+
+
+def api_env(port):
+    return {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(port),
+            "RAYBOOT_POD_NAME": "ray-job-worker-1"}
+
+
+def test_disruption_reason_read_over_tls(sidecar, gcs, worker_node, api, tmp_path):
+    s = sidecar(api_env(api.port))
+    code, body = s.get("/drain?deadline=5")
+    answer = json.loads(body)
+    assert code == 200 and answer["outcome"] == "left", body
+    assert answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting"
+    assert api.seen == [("/api/v1/namespaces/ml/pods/ray-job-worker-1", "Bearer t0ken.for.the-sidecar")]
+    (req,) = drain_requests(gcs)
+    assert b"EvictionByEvictionAPI: Eviction API: evicting" in req[3][0]
+    assert "EvictionByEvictionAPI" in (tmp_path / "termination-log").read_text()
+
+
+@pytest.mark.parametrize("fault,needle", [
+    ("token", "HTTP 401"),
+    ("ca", "reason unknown (API server 127.0.0.1"),
+    ("down", "reason unknown (API server 127.0.0.1"),
+])
+def test_api_faults_still_drain(sidecar, gcs, worker_node, api, pod_root, tmp_path, closed_port, fault, needle):
+    port = api.port
+    if fault == "token":
+        (pod_root / SA_DIR / "token").write_text("stale")
+    elif fault == "ca":
+        other = make_ca(tmp_path / "other-pki", "someone-else")
+        (pod_root / SA_DIR / "ca.crt").write_bytes((other / "ca.crt").read_bytes())
+    else:
+        port = closed_port
+    s = sidecar(api_env(port))
+    code, body = s.get("/drain?deadline=6")
+    answer = json.loads(body)
+    assert code == 200 and answer["outcome"] == "left", body
+    assert needle in answer["reason"], answer["reason"]
+    assert "the reason this pod ends: reason unknown" in s.stderr
