@@ -139,7 +139,10 @@ static void drive_drain(struct run *r, struct drain *d)
             log_warn("%s", r->prober.pid <= 0 ? "the prober is not running" : err.msg);
             drain_reply(d, wait_now_ms(), NULL);
         } else {
+            bool requesting = d->state == DRAIN_REQUESTING;
             drain_reply(d, wait_now_ms(), &reply);
+            if (requesting && d->state == DRAIN_WATCHING)
+                log_info("drain of node %s accepted; waiting for it to leave", d->node_ip);
         }
     }
 }

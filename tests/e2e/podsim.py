@@ -249,6 +249,7 @@ class Pod:
         self.ready = False
         self.exit_code = None
         self.extra_env = {}
+        self.keep = []  # more host paths the pod must see (e.g. a test's termination-log directory)
         self.incarnation = 0
 
     # What the pod is given ---------------------------------------------------------------------
@@ -300,7 +301,7 @@ class Pod:
         self.ns, self.ip = self.cluster._new_pod_network()
         upper, work = self._write_files()
         spec = self.dir / f"spec-{self.incarnation}.json"
-        keep = [str(HERE.parent.parent), str(self.cluster.venv)]
+        keep = [str(HERE.parent.parent), str(self.cluster.venv)] + [str(p) for p in self.keep]
         spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
                                     "env": self.env(), "keep": keep, "hostname": self.hostname}))
         self.log_path = self.dir / f"log-{self.incarnation}.txt"
@@ -375,6 +376,11 @@ class Pod:
         return subprocess.run(["nsenter", "-t", str(self.pid1), "-n", "-p", "-m", "-u", "--", *argv],
                               env=env or self.env(), capture_output=True, text=True, timeout=timeout)
 
+    def add_container(self, argv, env, log_path) -> "Container":
+        """A second container in the pod: the pod's network, mount and UTS namespaces, and a PID
+        namespace of its own (Kubernetes' default, shareProcessNamespace: false)."""
+        return Container(self, argv, env, log_path)
+
     def drop_incoming(self, port):
         """Silently drops TCP packets to port from every other pod (nftables in this pod's netns);
         the pod's own address and loopback still get through."""
@@ -387,3 +393,37 @@ class Pod:
 
     def allow_packets(self):
         run("ip", "netns", "exec", self.ns, "nft", "delete", "table", "inet", "rbdrop", check=False)
+
+
+class Container:
+    """Another process tree in a running pod, started with nsenter; signalled and reaped by PID."""
+
+    def __init__(self, pod: Pod, argv, env, log_path):
+        self.log_path = log_path
+        self.proc = subprocess.Popen(["nsenter", "-t", str(pod.pid1), "-n", "-m", "-u", "--", "unshare", "--pid",
+                                      "--fork", "--mount", "--mount-proc", "--kill-child", *argv], env=env,
+                                     stdout=open(log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        # nsenter execs unshare, which forks the container's process as PID 1 of its namespace.
+        self.pid = wait_until(self._child, 10, f"{argv[0]} to start in pod {pod.name}")
+
+    def _child(self):
+        try:
+            kids = pathlib.Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        except OSError:
+            return None
+        return int(kids[0]) if kids else None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def signal(self, sig):
+        if self.proc.poll() is None:
+            os.kill(self.pid, sig)
+
+    def wait(self, timeout) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
