@@ -130,3 +130,27 @@ clean:
 
 distclean:
 	rm -rf $(BUILD)
+
+# Fuzzing (clang, libFuzzer, ASan+UBSan): `make fuzz FUZZ_SECONDS=30` runs every target in fuzz/
+# for that long from its seed corpus in fuzz/corpus/<name>/; a crash fails the run and leaves its
+# input in build/fuzz/.
+FUZZ_SECONDS ?= 30
+FUZZ_CFLAGS  := $(COMMON) -Isidecar -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard fuzz/fuzz_*.c)))
+
+# cJSON is compiled in from its Debian source (deps/build.sh fetched it), so it is instrumented too.
+CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
+
+$(BUILD)/fuzz/fuzz_podreason: fuzz/fuzz_podreason.c sidecar/podreason.c lib/errbuf.c $(HEADERS) $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	$(Q)clang $(FUZZ_CFLAGS) -I$(dir $(CJSON_SRC)) -I$(PREFIX)/include fuzz/fuzz_podreason.c sidecar/podreason.c \
+	    lib/errbuf.c $(CJSON_SRC) -o $@
+
+.PHONY: fuzz
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do \
+	    name=$$(basename $$t .c); name=$${name#fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$name; \
+	    (cd $(BUILD)/fuzz && ./$$(basename $$t) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        corpus-$$name $(CURDIR)/fuzz/corpus/$$name) || exit 1; \
+	done
