@@ -141,11 +141,14 @@ FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard fuzz/fuzz_
 # cJSON is compiled in from its Debian source (deps/build.sh fetched it), so it is instrumented too.
 CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 
-$(BUILD)/fuzz/fuzz_podreason: fuzz/fuzz_podreason.c sidecar/podreason.c lib/errbuf.c $(HEADERS) $(DEPS_OK)
+# Each target: its harness, the sources it exercises, and cJSON.
+FUZZ_SRC_podreason := sidecar/podreason.c lib/json.c lib/errbuf.c
+FUZZ_SRC_jobsapi   := lib/jobsapi.c lib/json.c lib/errbuf.c
+
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(HEADERS) $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -I$(dir $(CJSON_SRC)) -I$(PREFIX)/include fuzz/fuzz_podreason.c sidecar/podreason.c \
-	    lib/errbuf.c $(CJSON_SRC) -o $@
+	$(Q)clang $(FUZZ_CFLAGS) -I$(dir $(CJSON_SRC)) -I$(PREFIX)/include $< $(FUZZ_SRC_$*) $(CJSON_SRC) -o $@
 
 .PHONY: fuzz
 fuzz: $(FUZZ_TARGETS)

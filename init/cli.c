@@ -9,7 +9,8 @@
 
 static bool cli_takes_value(const char *name)
 {
-    return strcmp(name, "format") == 0 || strcmp(name, "log-format") == 0 || plugin_args_knows(name);
+    return strcmp(name, "format") == 0 || strcmp(name, "log-format") == 0 || strcmp(name, "address") == 0 ||
+           plugin_args_knows(name);
 }
 
 static int cli_option(struct cli *cli, const struct flag *f, struct errbuf *err)
@@ -29,6 +30,8 @@ static int cli_option(struct cli *cli, const struct flag *f, struct errbuf *err)
             cli->plan_format = CLI_PLAN_TEXT;
         else
             return errbuf_set(err, "--format=%.40s: expected json or text", f->value);
+    } else if (strcmp(f->name, "address") == 0) {
+        cli->address = f->value;
     } else if (plugin_args_knows(f->name)) {
         return plugin_args_set(&cli->plugin, f->name, f->value, err);
     } else {
@@ -44,12 +47,13 @@ static int cli_subcommand(struct cli *cli, const char *word, bool *seen, struct 
     if (*seen)
         return errbuf_set(err, "unexpected argument '%.80s' (the user's command goes after --)", word);
     *seen = true;
-    if (strcmp(word, "plan") == 0) {
+    if (strcmp(word, "plan") == 0 || strcmp(word, "submit") == 0) {
         if (cli->action == CLI_RUN)
-            cli->action = CLI_PLAN;
+            cli->action = word[0] == 'p' ? CLI_PLAN : CLI_SUBMIT;
         return 0;
     }
-    return errbuf_set(err, "unknown subcommand '%.80s' (expected plan; the user's command goes after --)", word);
+    return errbuf_set(err, "unknown subcommand '%.80s' (expected plan or submit; the user's command goes after --)",
+                      word);
 }
 
 int cli_parse(int argc, char **argv, const char *const *envp, struct cli *cli, struct errbuf *err)
@@ -78,5 +82,7 @@ int cli_parse(int argc, char **argv, const char *const *envp, struct cli *cli, s
         if (kind == FLAG_OPTION && cli_option(cli, &f, err) < 0)
             return -1;
     }
+    if (cli->address && cli->action != CLI_SUBMIT && cli->action != CLI_HELP && cli->action != CLI_VERSION)
+        return errbuf_set(err, "--address is an option of `rayboot submit`");
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "plan_cmd.h"
 #include "run.h"
+#include "submit.h"
 #include "usage.h"
 #include "version.h"
 
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
         return EXIT_OK;
     case CLI_PLAN:
         return plan_cmd_run(&cli, (const char *const *)environ);
+    case CLI_SUBMIT:
+        return submit_main(&cli, (const char *const *)environ);
     case CLI_RUN:
         break;
     }

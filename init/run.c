@@ -12,6 +12,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "proc.h"
+#include "submit.h"
 #include "termlog.h"
 #include "wait.h"
 
@@ -66,7 +67,7 @@ static int start_command(struct run *r)
 
 /* wait_for_gcs, resumed after each signal until it is decided; a SIGTERM or the death of Ray
  * ends it with WAIT_STOPPED. */
-static enum wait_result wait_gcs(struct run *r, const char *name, long deadline_ms, struct errbuf *err)
+enum wait_result run_wait_gcs(struct run *r, const char *name, long deadline_ms, struct errbuf *err)
 {
     for (;;) {
         struct wait_gcs w = {name, r->plan.head_port, deadline_ms - wait_now_ms(), r->sigfd};
@@ -82,12 +83,12 @@ static enum wait_result wait_gcs(struct run *r, const char *name, long deadline_
     }
 }
 
-static void wait_workers(struct run *r)
+void run_wait_workers(struct run *r, const char *gcs_addr)
 {
     long deadline = wait_now_ms() + r->settings.workers_timeout_ms, joined = 0;
     struct errbuf err;
     for (;;) {
-        enum wait_result res = wait_for_workers(&r->prober, OWN_GCS_ADDR, r->plan.head_port, r->plan.workers_expected,
+        enum wait_result res = wait_for_workers(&r->prober, gcs_addr, r->plan.head_port, r->plan.workers_expected,
                                                 deadline - wait_now_ms(), r->sigfd, &joined, &err);
         if (res == WAIT_STOPPED) {
             supervise_signals(r);
@@ -117,7 +118,7 @@ static void remember_cluster_id(struct run *r)
 static int start_worker(struct run *r)
 {
     struct errbuf err;
-    enum wait_result res = wait_gcs(r, r->plan.head_fqdn, wait_now_ms() + r->settings.wait_timeout_ms, &err);
+    enum wait_result res = run_wait_gcs(r, r->plan.head_fqdn, wait_now_ms() + r->settings.wait_timeout_ms, &err);
     if (res == WAIT_DEADLINE) {
         log_error("%s", err.msg);
         run_end_reason(r, "%s", err.msg);
@@ -145,11 +146,11 @@ static int start_head(struct run *r)
     enum wait_result res;
     if (run_start_ray(r) < 0)
         return -1;
-    res = wait_gcs(r, OWN_GCS_ADDR, wait_now_ms() + r->settings.wait_timeout_ms, &err);
+    res = run_wait_gcs(r, OWN_GCS_ADDR, wait_now_ms() + r->settings.wait_timeout_ms, &err);
     if (res == WAIT_READY) {
         remember_cluster_id(r);
         if (r->plan.command.len > 0 && r->plan.workers_expected > 0)
-            wait_workers(r);
+            run_wait_workers(r, OWN_GCS_ADDR);
         if (r->plan.command.len > 0 && !r->term_requested && !r->ray_exited && start_command(r) < 0)
             supervise_stop_ray(r, r->exit_code, r->settings.grace_period_ms);
         return 0;
@@ -203,8 +204,8 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
         return EXIT_CONFIG;
     if (settings_load(envp, &r->settings, err) < 0)
         return EXIT_CONFIG;
-    if (r->plan.role == PLAN_ROLE_SUBMITTER) {
-        errbuf_set(err, "RAYBOOT_ROLE=submitter is not built yet in this version");
+    if (r->plan.role == PLAN_ROLE_SUBMITTER && r->plan.command.len == 0) {
+        errbuf_set(err, "this pod is the submitter: give the job's entrypoint after -- (rayboot -- python job.py)");
         return EXIT_CONFIG;
     }
     if (r->plan.role == PLAN_ROLE_WORKER && r->plan.command.len > 0) {
@@ -242,8 +243,10 @@ int run_main(const struct cli *cli, const char *const *envp)
         run_end_reason(&r, "%s", err.msg);
     } else {
         log_plan(&r.plan);
-        if ((r.plan.role == PLAN_ROLE_HEAD ? start_head(&r) : start_worker(&r)) < 0 && r.ray_pid == 0 &&
-            r.cmd_pid == 0)
+        if (r.plan.role == PLAN_ROLE_SUBMITTER)
+            rc = submit_from_plan(&r, envp);
+        else if ((r.plan.role == PLAN_ROLE_HEAD ? start_head(&r) : start_worker(&r)) < 0 && r.ray_pid == 0 &&
+                 r.cmd_pid == 0)
             rc = r.exit_code;
         else
             rc = supervise(&r);

@@ -10,6 +10,7 @@
 #include "plan.h"
 #include "prober.h"
 #include "settings.h"
+#include "wait.h"
 #include "strv.h"
 
 /* Everything the start-up and the supervisor share about this pod's processes. */
@@ -49,6 +50,12 @@ int run_main(const struct cli *cli, const char *const *envp);
 
 /* Records why the pod ends (only the first call counts). */
 void run_end_reason(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Waits for the head's GCS at name (re-resolved as it goes), reading signals; WAIT_STOPPED when a
+ * SIGTERM or the end of Ray decided it. */
+enum wait_result run_wait_gcs(struct run *r, const char *name, long deadline_ms, struct errbuf *err);
+/* Waits (bounded by RAYBOOT_WORKERS_TIMEOUT) for the expected workers in the GCS at gcs_addr. */
+void run_wait_workers(struct run *r, const char *gcs_addr);
 
 /* supervise.c */
 /* Reads every pending signal: reaps children, records SIGTERM, forwards the rest. */

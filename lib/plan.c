@@ -267,14 +267,19 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
                           struct detection *d, struct errbuf *err)
 {
     const struct volcano_task *head = volcano_find_task(vt, in->plugin->head_task);
+    const char *submitter_name = env_lookup_nonempty(in->envp, "RAYBOOT_SUBMITTER_TASK");
+    const struct volcano_task *submitter = volcano_find_task(vt, submitter_name ? submitter_name : "submitter");
     char tasks[512];
     size_t t, i;
 
     list_tasks(vt, tasks, sizeof(tasks));
+    if (submitter == head)
+        submitter = NULL; /* a head is a head, whatever the submitter task is called */
     p->workers_expected = 0;
     for (size_t k = 0; k < vt->ntasks; k++) {
         const struct volcano_task *task = &vt->tasks[k];
-        if (task == head)
+        /* The submitter task runs no Ray node: it is not a worker group. */
+        if (task == head || task == submitter)
             continue;
         p->workers_expected += (long)task->nhosts;
         if (task->declared >= 0 && (size_t)task->declared != task->nhosts &&
@@ -316,7 +321,7 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
                               p->task, head->nhosts, pod->hostname, i);
         d->role = PLAN_ROLE_HEAD;
     } else {
-        d->role = PLAN_ROLE_WORKER;
+        d->role = &vt->tasks[t] == submitter ? PLAN_ROLE_SUBMITTER : PLAN_ROLE_WORKER;
     }
     return cross_check_index(in, p, err);
 }

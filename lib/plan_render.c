@@ -64,6 +64,11 @@ char *plan_render_json(const struct plan *p)
     cJSON_AddItemToObject(head, "client_port", cJSON_CreateNumber(p->client_port));
     cJSON_AddItemToObject(root, "head", head);
     cJSON_AddItemToObject(root, "workers_expected", number_or_null(p->workers_expected));
+    if (p->role == PLAN_ROLE_SUBMITTER) {
+        char url[ADDRESS_HOST_MAX_BYTES + 32];
+        snprintf(url, sizeof(url), "http://%s:%d", p->head_fqdn, p->dashboard_port);
+        cJSON_AddItemToObject(root, "dashboard", cJSON_CreateString(url));
+    }
     cJSON_AddItemToObject(root, "ray_start", string_array(&p->ray_start));
     cJSON_AddItemToObject(root, "command", string_array(&p->command));
     cJSON_AddItemToObject(root, "env", env_object(&p->ray_env));
@@ -125,8 +130,10 @@ char *plan_render_text(const struct plan *p)
         append(&buf, &len, "workers expected: %ld\n", p->workers_expected);
     else
         append(&buf, &len, "workers expected: unknown\n");
+    if (p->role == PLAN_ROLE_SUBMITTER)
+        append(&buf, &len, "submits to:       http://%s:%d (the Ray Jobs API)\n", p->head_fqdn, p->dashboard_port);
     append_list(&buf, &len, "ray start:", &p->ray_start);
-    append_list(&buf, &len, "command:", &p->command);
+    append_list(&buf, &len, p->role == PLAN_ROLE_SUBMITTER ? "entrypoint:" : "command:", &p->command);
     append_list(&buf, &len, "env for ray:", &p->ray_env);
     append_list(&buf, &len, "env for command:", &p->command_env);
     for (size_t i = 0; i < p->warnings.len; i++)

@@ -4,20 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
-/* Copies a JSON string into out (cut to cap), keeping only printable ASCII: the text ends up in
- * logs and the termination log, and comes from whoever could write the Pod's status. */
-static void copy_clean(char *out, size_t cap, const cJSON *item)
-{
-    size_t n = 0;
-    const char *s = cJSON_IsString(item) ? item->valuestring : NULL;
-    if (cap == 0)
-        return;
-    for (; s && *s && n + 1 < cap; s++)
-        out[n++] = (*s >= 0x20 && *s < 0x7f) ? *s : ' ';
-    out[n] = '\0';
-}
+#include "json.h"
 
 static const cJSON *disruption_condition(const cJSON *pod)
 {
@@ -38,18 +25,10 @@ int podreason_parse(const char *json, size_t len, struct pod_reason *out, struct
 {
     cJSON *pod;
     const cJSON *kind, *cond;
-    const char *end = NULL;
     memset(out, 0, sizeof(*out));
     if (len > PODREASON_POD_MAX_BYTES)
         return errbuf_set(err, "the Pod object is %zu bytes (more than %d)", len, PODREASON_POD_MAX_BYTES);
-    pod = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-    /* Only whitespace may follow the object: anything else is a broken or mixed-up answer. */
-    while (pod && end < json + len && (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t'))
-        end++;
-    if (pod && end != json + len) {
-        cJSON_Delete(pod);
-        pod = NULL;
-    }
+    pod = json_parse_exact(json, len);
     if (!pod)
         return errbuf_set(err, "the API server's answer is not JSON");
     kind = cJSON_GetObjectItemCaseSensitive(pod, "kind");
@@ -59,12 +38,12 @@ int podreason_parse(const char *json, size_t len, struct pod_reason *out, struct
     }
     cond = disruption_condition(pod);
     if (cond) {
-        copy_clean(out->reason, sizeof(out->reason), cJSON_GetObjectItemCaseSensitive(cond, "reason"));
-        copy_clean(out->message, sizeof(out->message), cJSON_GetObjectItemCaseSensitive(cond, "message"));
+        json_copy_printable(out->reason, sizeof(out->reason), cJSON_GetObjectItemCaseSensitive(cond, "reason"));
+        json_copy_printable(out->message, sizeof(out->message), cJSON_GetObjectItemCaseSensitive(cond, "message"));
     }
-    copy_clean(out->deleted_at, sizeof(out->deleted_at),
-               cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"),
-                                                "deletionTimestamp"));
+    json_copy_printable(out->deleted_at, sizeof(out->deleted_at),
+                        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"),
+                                                         "deletionTimestamp"));
     cJSON_Delete(pod);
     return 0;
 }

@@ -310,6 +310,9 @@ class Pod:
              "--propagation", "private", "--kill-child", sys.executable, str(HERE / "podinit.py"), str(spec)],
             stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
         self.pid1 = wait_until(self._find_pid1, 10, f"pod {self.name} to start")
+        # Until podinit.py has made the pod's mounts and exec'd the entrypoint, a process joining the
+        # pod (exec, a second container) would see the host's /etc.
+        wait_until(self._entrypoint_running, 10, f"pod {self.name}'s entrypoint")
         self.exit_code = None
         if ready:
             self.mark_ready()
@@ -320,6 +323,12 @@ class Pod:
         except OSError:
             return None
         return int(children[0]) if children else None
+
+    def _entrypoint_running(self):
+        try:
+            return b"podinit.py" not in pathlib.Path(f"/proc/{self.pid1}/cmdline").read_bytes()
+        except OSError:
+            return True  # it exited already: nothing left to join
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None

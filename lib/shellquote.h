@@ -1,0 +1,15 @@
+/* One POSIX shell word per argv element: the Ray Jobs API takes its entrypoint as a shell string,
+ * and what the user wrote as an argv must reach the job exactly, quotes, `$`, backticks and
+ * newlines included. */
+#ifndef RAYBOOT_SHELLQUOTE_H
+#define RAYBOOT_SHELLQUOTE_H
+
+#include <stddef.h>
+
+/* Joins argv[0..argc) into one string of single-quoted words separated by spaces (words made only
+ * of safe characters are left bare, so the string stays readable in logs). Returns a malloc'ed
+ * string, or NULL when out of memory or longer than SHELLQUOTE_MAX_BYTES. */
+#define SHELLQUOTE_MAX_BYTES (256 * 1024)
+char *shellquote_join(char *const *argv, int argc);
+
+#endif

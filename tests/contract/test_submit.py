@@ -1,0 +1,231 @@
+"""`rayboot submit` as a black box against a stand-in for the Ray dashboard's Jobs API (the routes
+and answers of the pinned Ray's job_head.py): retries while the dashboard is not up, the exact
+entrypoint, following the log without repeating it, exit codes per final status, a refused
+submit, SIGTERM stopping the job, and never submitting twice under one submission_id."""
+import http.server
+import json
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+
+class FakeDashboard:
+    def __init__(self):
+        self.jobs = {}  # id -> {"status", "logs", "message", "request"}
+        self.calls = []
+        self.version_failures = 0
+        self.submit_error = None  # (status, text) to answer POST /api/jobs/ with
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _send(self, code, body, ctype="application/json"):
+                data = body.encode() if isinstance(body, str) else body
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                with outer.lock:
+                    outer.calls.append(("GET", self.path))
+                    if self.path == "/api/version":
+                        if outer.version_failures > 0:
+                            outer.version_failures -= 1
+                            return self._send(503, "starting", "text/plain")
+                        return self._send(200, json.dumps({"version": "4", "ray_version": "2.60.0"}))
+                    m = re.fullmatch(r"/api/jobs/([^/]+)(/logs)?", self.path)
+                    job = outer.jobs.get(m.group(1)) if m else None
+                    if not job:
+                        return self._send(404, f"Job {m.group(1) if m else '?'} does not exist", "text/plain")
+                    if m.group(2):
+                        return self._send(200, json.dumps({"logs": job["logs"]}))
+                    return self._send(200, json.dumps({
+                        "type": "SUBMISSION", "job_id": None, "submission_id": m.group(1), "status": job["status"],
+                        "entrypoint": job["request"].get("entrypoint"), "message": job["message"],
+                        "error_type": None, "driver_exit_code": job.get("driver_exit_code")}))
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with outer.lock:
+                    outer.calls.append(("POST", self.path))
+                    if self.path == "/api/jobs/":
+                        if outer.submit_error:
+                            return self._send(*outer.submit_error, "text/plain")
+                        req = json.loads(body)
+                        sid = req.get("submission_id") or f"raysubmit_{len(outer.jobs) + 1}"
+                        if sid in outer.jobs:
+                            return self._send(400, f"Traceback ...\nValueError: Job with submission_id {sid} "
+                                                   "already exists. Please use a different submission_id.",
+                                              "text/plain")
+                        outer.jobs[sid] = {"status": "PENDING", "logs": "", "message": "", "request": req}
+                        return self._send(200, json.dumps({"job_id": None, "submission_id": sid}))
+                    m = re.fullmatch(r"/api/jobs/([^/]+)/stop", self.path)
+                    if m and m.group(1) in outer.jobs:
+                        outer.jobs[m.group(1)]["status"] = "STOPPED"
+                        outer.jobs[m.group(1)]["message"] = "Job was intentionally stopped."
+                        return self._send(200, json.dumps({"stopped": True}))
+                    return self._send(404, "no such route", "text/plain")
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def the_job(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.jobs:
+                    return next(iter(self.jobs.values()))
+            time.sleep(0.02)
+        raise AssertionError("nothing was submitted")
+
+    def update(self, job, **fields):
+        with self.lock:
+            job.update(fields)
+
+    def posts(self):
+        with self.lock:
+            return [p for m, p in self.calls if m == "POST" and p == "/api/jobs/"]
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def dashboard():
+    d = FakeDashboard()
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def submit(rayboot_bin, tmp_path):
+    procs = []
+
+    def start(entrypoint, url, env=None, args=()):
+        full = {"PATH": "/usr/bin:/bin", "RAYBOOT_WAIT_TIMEOUT": "10", **(env or {})}
+        p = subprocess.Popen([str(rayboot_bin), "submit", *([f"--address={url}"] if url else []), *args, "--",
+                              *entrypoint], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+ODD = ["python", "-c", "import sys; print(sys.argv)", "it's", "a b", "$HOME", "`id`", "two\nlines", "", "--x=\"q\""]
+
+
+def test_submit_retries_then_follows_to_success(dashboard, submit):
+    dashboard.version_failures = 3
+    p = submit(ODD, dashboard.url)
+    job = dashboard.the_job()
+    # The entrypoint reaches Ray as one shell string that splits back into exactly the argv.
+    assert shlex.split(job["request"]["entrypoint"]) == ODD
+    dashboard.update(job, status="RUNNING", logs="line 1\n")
+    time.sleep(0.8)
+    dashboard.update(job, logs="line 1\nline 2\n")
+    time.sleep(0.8)
+    dashboard.update(job, status="SUCCEEDED", logs="line 1\nline 2\ndone\n")
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 0, err
+    assert out == "line 1\nline 2\ndone\n"  # each line once, in order
+    assert "SUCCEEDED" in err
+
+
+@pytest.mark.parametrize("status,code,needle", [("FAILED", 1, "FAILED (its entrypoint exited 7): boom"),
+                                                ("STOPPED", 3, "STOPPED")])
+def test_final_status_becomes_the_exit_code(dashboard, submit, status, code, needle):
+    p = submit(["python", "job.py"], dashboard.url)
+    job = dashboard.the_job()
+    dashboard.update(job, status=status, message="boom", driver_exit_code=7)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == code, err
+    assert needle in err
+
+
+def test_refused_submit_exits_2_with_the_server_message(dashboard, submit):
+    dashboard.submit_error = (400, "Traceback (most recent call last):\n  ...\nValueError: runtime_env is bad\n")
+    p = submit(["python", "job.py"], dashboard.url)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 2, err
+    assert "HTTP 400" in err and "ValueError: runtime_env is bad" in err
+
+
+def test_sigterm_stops_the_job(dashboard, submit):
+    p = submit(["python", "job.py"], dashboard.url)
+    job = dashboard.the_job()
+    dashboard.update(job, status="RUNNING")
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 3, err
+    assert job["status"] == "STOPPED"
+    assert any(m == "POST" and path.endswith("/stop") for m, path in dashboard.calls)
+
+
+def test_existing_submission_is_followed_not_submitted_again(dashboard, submit):
+    dashboard.jobs["train-7"] = {"status": "RUNNING", "logs": "resumed\n", "message": "", "request": {}}
+    p = submit(["python", "job.py"], dashboard.url, env={"RAYBOOT_SUBMISSION_ID": "train-7"})
+    time.sleep(1)
+    dashboard.update(dashboard.jobs["train-7"], status="SUCCEEDED")
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 0, err
+    assert dashboard.posts() == [] and "exists already" in err
+    assert out == "resumed\n"
+
+
+def test_runtime_env_and_submission_id_are_sent(dashboard, submit, tmp_path):
+    env_file = tmp_path / "env.json"
+    env_file.write_text('{"env_vars": {"A": "1"}, "pip": ["requests"]}')
+    p = submit(["python", "job.py"], dashboard.url,
+               env={"RAYBOOT_RUNTIME_ENV_FILE": str(env_file), "RAYBOOT_SUBMISSION_ID": "my-job_1.2"})
+    job = dashboard.the_job()
+    assert job["request"]["runtime_env"] == {"env_vars": {"A": "1"}, "pip": ["requests"]}
+    assert job["request"]["submission_id"] == "my-job_1.2"
+    dashboard.update(job, status="SUCCEEDED")
+    assert p.wait(20) == 0
+
+
+def test_dashboard_never_up_exits_75(submit, closed_port):
+    t0 = time.monotonic()
+    p = submit(["python", "job.py"], f"http://127.0.0.1:{closed_port}", env={"RAYBOOT_WAIT_TIMEOUT": "2"})
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 75, err
+    assert time.monotonic() - t0 < 8
+    assert f"127.0.0.1:{closed_port}" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("url,env,args,needle", [
+    ("https://head:8265", {}, (), "--address=https://head:8265"),
+    ("http://", {}, (), "--address=http://"),
+    (None, {}, (), "RAYBOOT_DASHBOARD_ADDRESS"),
+    ("http://h:8265", {"RAYBOOT_RUNTIME_ENV": "[1, 2]"}, (), "RAYBOOT_RUNTIME_ENV"),
+    ("http://h:8265", {"RAYBOOT_RUNTIME_ENV_FILE": "/nonexistent/env.json"}, (), "RAYBOOT_RUNTIME_ENV_FILE"),
+    ("http://h:8265", {"RAYBOOT_SUBMISSION_ID": "a/b"}, (), "RAYBOOT_SUBMISSION_ID"),
+])
+def test_bad_configuration_exits_2(submit, url, env, args, needle):
+    p = submit(["python", "job.py"], url, env=env, args=args)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 2, err
+    assert needle in err
+
+
+def test_no_entrypoint_exits_2(rayboot_bin):
+    out = subprocess.run([str(rayboot_bin), "submit", "--address=http://h:8265"], env={}, capture_output=True,
+                         text=True, timeout=5)
+    assert out.returncode == 2 and "entrypoint" in out.stderr
