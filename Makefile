@@ -110,6 +110,7 @@ venv:
 test: bootstrap
 	$(MAKE) all
 	$(MAKE) unit
+	$(MAKE) lint
 	$(MAKE) venv
 	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
 

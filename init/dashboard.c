@@ -125,7 +125,7 @@ void dashboard_reply_summary(const struct dashboard_reply *r, char *out, size_t 
         }
     }
     for (const char *c = start; c < end && n + 1 < cap; c++)
-        out[n++] = (*c >= 0x20 && *c < 0x7f) ? *c : ' ';
+        out[n++] = (char)((*c >= 0x20 && *c < 0x7f) ? *c : ' ');
     if (cap)
         out[n] = '\0';
 }

@@ -128,7 +128,7 @@ static int wait_dashboard(struct submitter *s, struct errbuf *err)
     long start = wait_now_ms(), next_progress = start + SUBMIT_PROGRESS_MS, delay = SUBMIT_RETRY_MIN_MS;
     char last[ERRBUF_MAX_BYTES] = "";
     for (int attempt = 1;; attempt++) {
-        struct dashboard_reply r;
+        struct dashboard_reply r = {0};
         struct errbuf e;
         if (dashboard_call(&s->dash, "GET", "/api/version", NULL, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r,
                            &e) == 0) {
@@ -159,7 +159,7 @@ static int wait_dashboard(struct submitter *s, struct errbuf *err)
 /* GET /api/jobs/<id>: 1 with the job, 0 when there is no such job, -1 when it could not be read. */
 static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *err)
 {
-    struct dashboard_reply r;
+    struct dashboard_reply r = {0};
     char path[JOBSAPI_ID_MAX_BYTES + 16];
     int rc;
     snprintf(path, sizeof(path), "/api/jobs/%s", s->id);
@@ -180,7 +180,7 @@ static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *
 static int post_job(struct submitter *s, bool *client_error, struct errbuf *err)
 {
     struct jobsapi_submit req = {NULL, s->id[0] ? s->id : NULL, s->runtime_env, s->metadata};
-    struct dashboard_reply r;
+    struct dashboard_reply r = {0};
     char *entrypoint = shellquote_join(s->argv, s->argc), *body;
     char summary[512];
     int rc;
@@ -214,7 +214,7 @@ static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *er
 {
     long start = wait_now_ms(), delay = SUBMIT_RETRY_MIN_MS;
     for (;;) {
-        struct jobsapi_job job;
+        struct jobsapi_job job = {0};
         bool client_error;
         int found = s->id[0] ? get_job(s, &job, err) : 0, rc;
         if (found == 1) {
@@ -251,7 +251,7 @@ static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *er
 /* Prints the part of the job's log not printed yet. True when there was some. */
 static bool print_new_logs(struct submitter *s)
 {
-    struct dashboard_reply r;
+    struct dashboard_reply r = {0};
     struct errbuf err;
     char path[JOBSAPI_ID_MAX_BYTES + 16], *logs;
     size_t len;
@@ -300,9 +300,9 @@ static int outcome(struct submitter *s, const struct jobsapi_job *job)
 /* SIGTERM while following: the job must not outlive its submitter. */
 static int stop_job(struct submitter *s)
 {
-    struct dashboard_reply r;
+    struct dashboard_reply r = {0};
     struct errbuf err;
-    struct jobsapi_job job;
+    struct jobsapi_job job = {0};
     char path[JOBSAPI_ID_MAX_BYTES + 16];
     long deadline = wait_now_ms() + s->stop_wait_ms;
     snprintf(path, sizeof(path), "/api/jobs/%s/stop", s->id);
@@ -328,7 +328,7 @@ static int follow(struct submitter *s)
 {
     long delay = 0, unreachable_since = 0;
     for (;;) {
-        struct jobsapi_job job;
+        struct jobsapi_job job = {0};
         struct errbuf err;
         int found;
         if (pause_ms(s, delay))
@@ -444,7 +444,7 @@ int submit_from_plan(struct run *r, const char *const *envp)
 {
     struct submitter s;
     struct errbuf err;
-    char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES];
+    char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES] = "";
     const struct plan *p = &r->plan;
     enum wait_result res;
     int rc;

@@ -163,7 +163,7 @@ static void shut_down(struct run *r)
         snprintf(reason, sizeof(reason), "rayboot: pod %.200s is being terminated (SIGTERM)", r->plan.pod_name);
         /* Half the budget for the drain, the rest for Ray to stop. */
         drain_begin(&d, r->gcs_addr, r->plan.head_port, r->plan.pod_ip, reason, budget / 2, started);
-        log_info("draining node %s (up to %.1f s)", r->plan.pod_ip, (double)(budget / 2) / 1000.0);
+        log_info("draining node %s (up to %.1f s)", r->plan.pod_ip, (double)budget / 2000.0);
         drive_drain(r, &d);
         if (d.state == DRAIN_DONE && d.outcome == DRAIN_FAILED) {
             log_warn("could not drain node %s: %s; stopping without a drain", r->plan.pod_ip, d.detail);

@@ -111,6 +111,7 @@ static int get_alive_nodes(struct grpc_client *c, const char *ip, int port, cons
                                                    GCS_NODE_LIST_MAX_BYTES};
     uint8_t req[16 + DNS_ADDR_MAX_BYTES], selector[8 + DNS_ADDR_MAX_BYTES];
     struct pb_writer w, sw;
+    memset(reply, 0, sizeof(*reply)); /* the caller frees it whatever happens */
     pb_writer_init(&w, req, sizeof(req));
     if (node_ip) {
         /* node_selectors { node_ip_address = node_ip } */

@@ -21,6 +21,6 @@ void json_copy_printable(char *out, size_t cap, const cJSON *item)
     if (cap == 0)
         return;
     for (; s && *s && n + 1 < cap; s++)
-        out[n++] = (*s >= 0x20 && *s < 0x7f) ? *s : ' ';
+        out[n++] = (char)((*s >= 0x20 && *s < 0x7f) ? *s : ' ');
     out[n] = '\0';
 }

@@ -31,21 +31,19 @@ static size_t quoted_len(const char *word)
 
 static char *put_word(char *out, const char *word)
 {
-    size_t len = strlen(word);
-    if (is_safe(word)) {
-        memcpy(out, word, len);
-        return out + len;
-    }
-    *out++ = '\'';
+    bool quote = !is_safe(word);
+    if (quote)
+        *out++ = '\'';
     for (const char *c = word; *c; c++) {
         if (*c == '\'') {
-            memcpy(out, "'\\''", 4);
-            out += 4;
+            for (const char *esc = "'\\''"; *esc; esc++)
+                *out++ = *esc;
         } else {
             *out++ = *c;
         }
     }
-    *out++ = '\'';
+    if (quote)
+        *out++ = '\'';
     return out;
 }
 

@@ -8,6 +8,7 @@ packages=(
     musl-tools gperf cmake make gcc pkg-config dpkg-dev file binutils  # release build
     libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
     openssl                                                            # test CA for the sidecar
+    clang clang-tidy cppcheck                                          # make lint, make fuzz
     dnsmasq-base iproute2 util-linux nftables procps curl              # pod simulator
 )
 
