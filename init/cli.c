@@ -44,15 +44,24 @@ static int cli_option(struct cli *cli, const struct flag *f, struct errbuf *err)
 
 static int cli_subcommand(struct cli *cli, const char *word, bool *seen, struct errbuf *err)
 {
+    if (*seen && cli->action == CLI_INSTALL && !cli->install_dir) {
+        cli->install_dir = word;
+        return 0;
+    }
     if (*seen)
         return errbuf_set(err, "unexpected argument '%.80s' (the user's command goes after --)", word);
     *seen = true;
+    if (strcmp(word, "install") == 0) {
+        if (cli->action == CLI_RUN)
+            cli->action = CLI_INSTALL;
+        return 0;
+    }
     if (strcmp(word, "plan") == 0 || strcmp(word, "submit") == 0) {
         if (cli->action == CLI_RUN)
             cli->action = word[0] == 'p' ? CLI_PLAN : CLI_SUBMIT;
         return 0;
     }
-    return errbuf_set(err, "unknown subcommand '%.80s' (expected plan or submit; the user's command goes after --)",
+    return errbuf_set(err, "unknown subcommand '%.80s' (expected plan, submit or install; the user's command goes after --)",
                       word);
 }
 

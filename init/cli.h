@@ -8,7 +8,7 @@
 #include "log.h"
 #include "pluginargs.h"
 
-enum cli_action { CLI_RUN, CLI_PLAN, CLI_SUBMIT, CLI_HELP, CLI_VERSION };
+enum cli_action { CLI_RUN, CLI_PLAN, CLI_SUBMIT, CLI_INSTALL, CLI_HELP, CLI_VERSION };
 enum cli_plan_format { CLI_PLAN_JSON, CLI_PLAN_TEXT };
 
 struct cli {
@@ -17,6 +17,7 @@ struct cli {
     enum log_format log_format;
     struct plugin_args plugin; /* RAYBOOT_PLUGIN_ARGS, then the command line's flags */
     const char *address;       /* submit --address URL; points into argv */
+    const char *install_dir;   /* install DIR; points into argv */
     char *const *command;      /* after "--"; points into argv */
     int command_argc;
 };

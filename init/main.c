@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "env.h"
 #include "exitcode.h"
+#include "install.h"
 #include "log.h"
 #include "plan_cmd.h"
 #include "run.h"
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         return EXIT_OK;
     case CLI_PLAN:
         return plan_cmd_run(&cli, (const char *const *)environ);
+    case CLI_INSTALL:
+        return install_main(cli.install_dir);
     case CLI_SUBMIT:
         return submit_main(&cli, (const char *const *)environ);
     case CLI_RUN:

@@ -7,6 +7,7 @@ static const char usage_text[] =
     "  rayboot [OPTIONS] plan [--format=json|text]   print the plan and exit\n"
     "  rayboot submit [--address=URL] -- ENTRYPOINT...   run ENTRYPOINT as a Ray job on any cluster\n"
     "                        through its dashboard's Jobs API, print its log, exit with its outcome\n"
+    "  rayboot install DIR   copy rayboot and rayboot-sidecar into DIR (an initContainer's emptyDir)\n"
     "  rayboot --help | --version\n"
     "\n"
     "Options:\n"
@@ -65,7 +66,7 @@ static const char usage_text[] =
     "  /var/run/secrets/kubernetes.io/serviceaccount/namespace, /sys/fs/cgroup/{cpu,memory}.max\n"
     "\n"
     "Exit codes: 0 success; 2 usage or configuration error (submitter: the dashboard refused the job);\n"
-    "  75 a wait's deadline passed; submitter: 1 the job FAILED, 3 it was STOPPED;\n"
+    "  73 `install` could not write into DIR; 75 a wait's deadline passed; submitter: 1 the job FAILED, 3 it was STOPPED;\n"
     "  126/127 COMMAND could not be executed / was not found; otherwise COMMAND's own code, or\n"
     "  128+N when signal N ended it.\n";
 
