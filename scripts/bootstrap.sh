@@ -2,10 +2,14 @@
 # Installs what building and testing rayboot needs on a fresh Debian bookworm machine, and
 # nothing when it is all there already: Debian packages, and deb-src entries for deps/build.sh.
 # The Ray virtualenv is scripts/ray-venv.sh's job.
+#
+# Usage: scripts/bootstrap.sh [--build-only]   (--build-only: what `make all` needs, for the
+#                                               Dockerfile's builder)
 set -euo pipefail
 
+build_packages=(musl-tools gperf cmake make gcc pkg-config dpkg-dev file binutils)
 packages=(
-    musl-tools gperf cmake make gcc pkg-config dpkg-dev file binutils  # release build
+    "${build_packages[@]}"                                             # release build
     libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
     openssl                                                            # test CA for the sidecar
     clang clang-tidy cppcheck                                          # make lint, make fuzz
@@ -17,6 +21,13 @@ say() { printf 'bootstrap: %s\n' "$*" >&2; }
 if [ "$(id -u)" -ne 0 ]; then
     say "needs root (apt-get, network namespaces); run it as root or with sudo"
     exit 1
+fi
+
+if [ "${1:-}" = "--build-only" ]; then
+    packages=("${build_packages[@]}")
+elif [ $# -gt 0 ]; then
+    say "unknown argument $1 (usage: scripts/bootstrap.sh [--build-only])"
+    exit 2
 fi
 
 missing=()
