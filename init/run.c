@@ -209,8 +209,13 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
         return EXIT_CONFIG;
     }
     if (r->plan.role == PLAN_ROLE_WORKER && r->plan.command.len > 0) {
-        errbuf_set(err, "a command was given, but this pod is a worker: commands run on the head");
-        return EXIT_CONFIG;
+        /* An Indexed Job has one pod template for every index: the command is the head's. */
+        if (r->plan.source != PLAN_SOURCE_INDEXED_JOB) {
+            errbuf_set(err, "a command was given, but this pod is a worker: commands run on the head");
+            return EXIT_CONFIG;
+        }
+        log_info("the command runs on the head (index 0); this worker only runs Ray");
+        strv_free(&r->plan.command);
     }
     if (build_envs(r, envp) < 0) {
         errbuf_set(err, "out of memory");

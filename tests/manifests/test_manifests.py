@@ -5,6 +5,7 @@ import pathlib
 import re
 
 import jsonschema
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -14,6 +15,11 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 CRD = pathlib.Path(__file__).resolve().parent / "schemas" / "batch.volcano.sh_jobs.yaml"
 MANIFESTS = sorted((REPO / "k8s").rglob("*.yaml"))
 SIDECAR_PORT = 8077
+# The Kubernetes minor the core kinds are validated against (kubernetes-validate's schemas).
+KUBERNETES_VERSION = "1.33.0"
+# The placeholders every manifest uses; k8s/kustomization.yaml maps them to a real registry.
+RAYBOOT_IMAGES = {"registry.example.com/rayboot:0.1.0", "registry.example.com/ray:2.60.0-rayboot0.1.0"}
+STOCK_RAY = "rayproject/ray:2.60.0"
 
 
 def documents():
@@ -21,6 +27,11 @@ def documents():
         for doc in yaml.safe_load_all(path.read_text()):
             if doc:
                 yield path, doc
+
+
+def core_documents():
+    return [(p, d) for p, d in documents() if "/" not in d.get("apiVersion", "/") or
+            d["apiVersion"].split("/")[0] in ("batch", "apps", "rbac.authorization.k8s.io")]
 
 
 def vcjobs():
@@ -67,6 +78,44 @@ def test_sidecar_wiring(path, doc):
                 assert m and pre["port"] == SIDECAR_PORT, f"{path.name}/{c['name']}: preStop {pre}"
                 assert spec["terminationGracePeriodSeconds"] > int(m.group(1)), \
                     f"{path.name}/{task['name']}: the grace period must outlast the drain deadline"
+
+
+@pytest.mark.parametrize("path,doc", core_documents(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
+def test_core_kinds_are_valid_kubernetes(path, doc):
+    kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def pod_specs():
+    for path, doc in documents():
+        if doc.get("kind") == "Job" and "tasks" in doc.get("spec", {}):
+            yield from ((path, t["template"]["spec"]) for t in doc["spec"]["tasks"])
+        elif doc.get("kind") == "Job":
+            yield path, doc["spec"]["template"]["spec"]
+
+
+def test_images_are_the_documented_placeholders():
+    kustomize = yaml.safe_load((REPO / "k8s" / "kustomization.yaml").read_text())
+    mapped = {i["name"] for i in kustomize["images"]}
+    for path, spec in pod_specs():
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            assert c["image"] in RAYBOOT_IMAGES | {STOCK_RAY}, f"{path.name}/{c['name']}: {c['image']}"
+            if c["image"] != STOCK_RAY:
+                assert c["image"].rsplit(":", 1)[0] in mapped, f"{c['image']} is not in k8s/kustomization.yaml"
+    for resource in kustomize["resources"]:
+        assert (REPO / "k8s" / resource).exists(), resource
+
+
+def test_dockerfile_builds_what_the_tests_build():
+    """The builder runs `make all`, the target `make test` builds; no second recipe to drift."""
+    dockerfile = (REPO / "Dockerfile").read_text()
+    makefile = (REPO / "Makefile").read_text()
+    builds = re.findall(r"^RUN .*?\bmake (\w+)", dockerfile, re.M)
+    assert builds == ["all"], builds
+    test_recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "$(MAKE) all" in test_recipe
+    assert "COPY --from=builder /src/build/bin/rayboot /rayboot" in dockerfile
+    assert "COPY --from=builder /src/build/bin/rayboot-sidecar /rayboot-sidecar" in dockerfile
+    assert re.search(r"^FROM scratch$", dockerfile, re.M)
 
 
 def test_rbac_grants_get_pods_only():
