@@ -156,6 +156,9 @@ class Cluster:
 
     # Pods ------------------------------------------------------------------------------------
     def job(self, manifest: dict) -> "Job":
+        """A Volcano Job, or a Kubernetes Indexed Job (batch/v1, completionMode: Indexed)."""
+        if manifest["apiVersion"] == "batch/v1":
+            return IndexedJob(self, manifest)
         return Job(self, manifest)
 
     def _new_pod_network(self):
@@ -189,6 +192,7 @@ class Cluster:
         names = run("ip", "netns", "list").stdout.split()
         left = [n for n in names if n.startswith(self.prefix)]
         left += [f"pid {p.pid1}" for p in self.pods if p.pid1 and alive(p.pid1)]
+        left += [f"pid {c.pid}" for p in self.pods for c in p.sidecars if alive(c.pid)]
         if self.dns_proc and self.dns_proc.poll() is None:
             left.append("dnsmasq")
         return left
@@ -213,12 +217,49 @@ class Job:
             else:
                 self.hosts[task["name"]] = [f"{self.name}-{task['name']}-{i}.{sub}"
                                             for i in range(task.get("replicas", 1))]
+        if "ray" in self.plugins:
+            self._ray_plugin_overwrites(self.plugins["ray"] or [])
         self.pods = {}
         for task in self.tasks:
             for i in range(task.get("replicas", 1)):
                 pod = Pod(self, task, i)
                 self.pods[pod.name] = pod
                 cluster.pods.append(pod)
+
+    def _ray_plugin_overwrites(self, args):
+        """What Volcano's ray plugin does to the containers it names (facts/volcano.md): their
+        command becomes its own `sh -c "ray start ..."`; containers with other names are left alone."""
+        flags = {"head": "head", "headContainer": "head", "worker": "worker", "workerContainer": "worker",
+                 "port": "6379", "dashboardPort": "8265", "clientPort": "10001"}
+        for a in args:
+            name, _, value = a.lstrip("-").partition("=")
+            flags[name] = value
+        head_host = f"{self.name}-{flags['head']}-0.{self.name}"
+        commands = {
+            (flags["head"], flags["headContainer"]):
+                f"ray start --head --block --dashboard-host=0.0.0.0 --port={flags['port']} "
+                f"--dashboard-port={flags['dashboardPort']} --ray-client-server-port={flags['clientPort']}",
+            (flags["worker"], flags["workerContainer"]): f"ray start --block --address={head_host}:{flags['port']}",
+        }
+        for task in self.tasks:
+            for c in task["template"]["spec"]["containers"]:
+                if (task["name"], c["name"]) in commands:
+                    c["command"] = ["sh", "-c", commands[(task["name"], c["name"])]]
+                    c.pop("args", None)
+
+    def pod_identity(self, task: dict, index: int):
+        """(pod name, hostname, subdomain) as the Volcano controller names them."""
+        tspec = task["template"]["spec"]
+        return (f"{self.name}-{task['name']}-{index}", tspec.get("hostname") or f"{self.name}-{task['name']}-{index}",
+                tspec.get("subdomain", self.name))
+
+    def pod_env(self, pod: "Pod") -> dict:
+        env = {}
+        if "svc" in self.plugins or "ray" in self.plugins:
+            env.update(svc_env(self.hosts))
+        if "env" in self.plugins:
+            env["VK_TASK_INDEX"] = env["VC_TASK_INDEX"] = str(pod.index)
+        return env
 
     def pod(self, task: str, index: int = 0) -> "Pod":
         return self.pods[f"{self.name}-{task}-{index}"]
@@ -230,6 +271,35 @@ class Job:
             pod.start(ready=ready)
 
 
+class IndexedJob(Job):
+    """A Kubernetes Job with completionMode: Indexed: pods JOB-INDEX with hostname JOB-INDEX,
+    the template's subdomain (a headless Service) and JOB_COMPLETION_INDEX; no Volcano files."""
+
+    def __init__(self, cluster: Cluster, manifest: dict):
+        spec = manifest["spec"]
+        assert spec.get("completionMode") == "Indexed", "the simulator runs Indexed Jobs only"
+        self.cluster = cluster
+        self.name = manifest["metadata"]["name"]
+        self.namespace = manifest["metadata"].get("namespace", "default")
+        self.plugins = {}
+        self.tasks = [{"name": "", "replicas": spec["completions"], "template": spec["template"]}]
+        self.hosts = {}
+        self.pods = {}
+        for i in range(spec["completions"]):
+            pod = Pod(self, self.tasks[0], i)
+            self.pods[pod.name] = pod
+            cluster.pods.append(pod)
+
+    def pod_identity(self, task: dict, index: int):
+        return f"{self.name}-{index}", f"{self.name}-{index}", task["template"]["spec"]["subdomain"]
+
+    def pod_env(self, pod: "Pod") -> dict:
+        return {"JOB_COMPLETION_INDEX": str(pod.index)}
+
+    def pod(self, task=None, index: int = 0) -> "Pod":
+        return self.pods[f"{self.name}-{index}"]
+
+
 
 class Pod:
     def __init__(self, job: Job, task: dict, index: int):
@@ -237,9 +307,11 @@ class Pod:
         self.cluster = job.cluster
         tspec = task["template"]["spec"]
         self.container = tspec["containers"][0]
-        self.hostname = tspec.get("hostname") or f"{job.name}-{self.task}-{index}"
-        self.name = f"{job.name}-{self.task}-{index}"
-        self.subdomain = tspec.get("subdomain", job.name)
+        # Started beside PID 1: native sidecars (initContainers with restartPolicy: Always) and any
+        # further containers.
+        self.more_containers = [c for c in tspec.get("initContainers", []) or []
+                                if c.get("restartPolicy") == "Always"] + tspec["containers"][1:]
+        self.name, self.hostname, self.subdomain = job.pod_identity(task, index)
         self.fqdn = f"{self.hostname}.{self.subdomain}.{job.namespace}.svc.{DOMAIN}"
         self.grace = tspec.get("terminationGracePeriodSeconds", 30)
         self.dir = self.cluster.dir / "pods" / self.name
@@ -250,20 +322,18 @@ class Pod:
         self.exit_code = None
         self.extra_env = {}
         self.keep = []  # more host paths the pod must see (e.g. a test's termination-log directory)
+        self.sidecars = []
         self.incarnation = 0
 
     # What the pod is given ---------------------------------------------------------------------
-    def env(self) -> dict:
+    def env(self, container=None) -> dict:
         env = dict(K8S_ENV)
         env["PATH"] = f"{self.cluster.venv / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         env["HOSTNAME"] = self.hostname
-        if "svc" in self.job.plugins or "ray" in self.job.plugins:
-            env.update(svc_env(self.job.hosts))
-        if "env" in self.job.plugins:
-            env["VK_TASK_INDEX"] = env["VC_TASK_INDEX"] = str(self.index)
+        env.update(self.job.pod_env(self))
         fields = {"metadata.name": self.name, "metadata.namespace": self.job.namespace, "status.podIP": self.ip,
                   "spec.nodeName": "node-1"}
-        for item in self.container.get("env", []) or []:
+        for item in (container or self.container).get("env", []) or []:
             if "value" in item:
                 env[item["name"]] = str(item["value"])
             elif "valueFrom" in item and "fieldRef" in item["valueFrom"]:
@@ -272,11 +342,13 @@ class Pod:
         env.update(self.extra_env)
         return env
 
-    def argv(self) -> list:
-        argv = list(self.container.get("command", []) or []) + list(self.container.get("args", []) or [])
+    def argv(self, container=None) -> list:
+        container = container or self.container
+        argv = list(container.get("command", []) or []) + list(container.get("args", []) or [])
         if not argv:
             raise ValueError(f"pod {self.name}: the simulator needs an explicit command")
-        exe = self.cluster.binaries.get(argv[0])
+        # Images aside: /rayboot-sidecar or /rayboot/rayboot are the binaries under test.
+        exe = self.cluster.binaries.get(argv[0]) or self.cluster.binaries.get(os.path.basename(argv[0]))
         if exe is None:
             exe = shutil.which(argv[0], path=self.env()["PATH"])
         if exe is None:
@@ -313,6 +385,8 @@ class Pod:
         # Until podinit.py has made the pod's mounts and exec'd the entrypoint, a process joining the
         # pod (exec, a second container) would see the host's /etc.
         wait_until(self._entrypoint_running, 10, f"pod {self.name}'s entrypoint")
+        self.sidecars = [Container(self, self.argv(c), self.env(c), self.dir / f"{c['name']}-{self.incarnation}.log")
+                         for c in self.more_containers]
         self.exit_code = None
         if ready:
             self.mark_ready()
@@ -342,21 +416,45 @@ class Pod:
         self.cluster._write_dns()
 
     def wait(self, timeout) -> int:
-        """Waits for the pod's PID 1 to exit; returns its exit code (128+N for signal N)."""
+        """Waits for the pod's PID 1 to exit; returns its exit code (128+N for signal N). Its
+        sidecars then get SIGTERM, as the kubelet ends native sidecars after the main container."""
         rc = self.proc.wait(timeout=timeout)
         self.exit_code = 128 - rc if rc < 0 else rc
         self.ready = False
         self.cluster._write_dns()
+        self._stop_sidecars(time.monotonic() + self.grace)
         return self.exit_code
 
+    def _stop_sidecars(self, deadline):
+        for c in self.sidecars:
+            c.signal(signal.SIGTERM)
+        for c in self.sidecars:
+            try:
+                c.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                c.kill()
+
+    def _run_prestop_hooks(self, deadline):
+        """Each container's lifecycle.preStop.httpGet, called from the node (the cluster network)
+        like the kubelet does, before SIGTERM; bounded by the grace period."""
+        for c in [self.container] + self.more_containers:
+            hook = ((c.get("lifecycle") or {}).get("preStop") or {}).get("httpGet")
+            left = int(deadline - time.monotonic())
+            if hook and left > 0:
+                run("ip", "netns", "exec", self.cluster.ns, "curl", "-s", "-o", "/dev/null", "-m", str(left),
+                    f"http://{self.ip}:{hook['port']}{hook['path']}", check=False, timeout=left + 5)
+
     def delete(self, grace=None) -> int:
-        """Like the kubelet: the pod leaves DNS, SIGTERM to PID 1, SIGKILL when the grace ends."""
+        """Like the kubelet: the pod leaves DNS, preStop hooks run, SIGTERM to PID 1, SIGKILL when
+        the grace period ends."""
         grace = self.grace if grace is None else grace
+        deadline = time.monotonic() + grace
         self.mark_unready()
         if self.running():
+            self._run_prestop_hooks(deadline)
             os.kill(self.pid1, signal.SIGTERM)
             try:
-                return self.wait(grace)
+                return self.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 os.kill(self.pid1, signal.SIGKILL)
         return self.wait(10)
@@ -369,6 +467,8 @@ class Pod:
         self.start(ready=ready)
 
     def kill(self):
+        for c in self.sidecars:
+            c.kill()
         if self.running():
             os.kill(self.pid1, signal.SIGKILL)  # PID 1 dies: the kernel kills the whole pod
             try:

@@ -60,12 +60,15 @@ def test_vcjob_matches_volcano_crd(vcjob_schema, path, doc):
 def test_sidecar_wiring(path, doc):
     for task in doc["spec"]["tasks"]:
         spec = task["template"]["spec"]
-        names = [c["name"] for c in spec["containers"]]
-        if "rayboot-sidecar" not in names:
+        sidecars = [c for c in spec.get("initContainers", []) if c["name"] == "rayboot-sidecar"]
+        assert "rayboot-sidecar" not in [c["name"] for c in spec["containers"]], \
+            f"{path.name}/{task['name']}: a regular sidecar container would keep a finished pod alive"
+        if not sidecars:
             continue
-        # Volcano's PodFailed reads the first container's exit code: Ray's, not the sidecar's.
-        assert names[0] != "rayboot-sidecar", f"{path.name}/{task['name']}: the Ray container must come first"
-        sidecar = spec["containers"][names.index("rayboot-sidecar")]
+        sidecar = sidecars[0]
+        # A native sidecar: up before the Ray container, still up during its preStop, and not
+        # counted when the pod completes (nor in PodFailed, which reads the first container).
+        assert sidecar.get("restartPolicy") == "Always", f"{path.name}/{task['name']}"
         env = {e["name"] for e in sidecar.get("env", [])}
         assert {"RAYBOOT_POD_IP", "RAYBOOT_POD_NAME", "RAYBOOT_POD_NAMESPACE"} <= env, path.name
         for c in spec["containers"]:

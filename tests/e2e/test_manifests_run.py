@@ -1,0 +1,82 @@
+"""What we ship is what we test: the simulator runs k8s/volcano/ray-cluster.yaml,
+k8s/volcano/ray-plugin-compatible.yaml and k8s/indexed-job/ray-cluster.yaml as they are (their
+env, plugins, commands, sidecars, probes and preStop hooks), images aside: the job's script
+becomes the squares program, and Ray is kept light (one CPU, no dashboard) on this machine."""
+import pathlib
+
+import yaml
+
+from rayjobs import LIGHT, PROGRAMS
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SQUARES = "[0, 1, 4, 9, 16, 25, 36, 49, 64, 81]"
+JOB_SCRIPT = "/home/ray/job.py"
+
+
+def load(relative, kind="Job"):
+    docs = [d for d in yaml.safe_load_all((REPO / "k8s" / relative).read_text()) if d and d["kind"] == kind]
+    (doc,) = docs
+    return doc
+
+
+def adapt(pod_specs):
+    """Images aside: the job script is the squares program; Ray runs light."""
+    seen = set()
+    for spec in pod_specs:
+        for c in spec["containers"]:
+            c["command"] = [str(PROGRAMS / "squares.py") if a == JOB_SCRIPT else a for a in c["command"]]
+            env = c.setdefault("env", [])
+            if id(env) not in seen:  # YAML anchors share one list between tasks
+                seen.add(id(env))
+                env.append({"name": "RAYBOOT_RAY_START_ARGS", "value": LIGHT})
+
+
+def logs(job):
+    return "\n".join(f"--- {name}\n{pod.log()}" for name, pod in job.pods.items())
+
+
+def test_seed_manifest_with_sidecars(cluster):
+    manifest = load("volcano/ray-cluster.yaml")
+    adapt(t["template"]["spec"] for t in manifest["spec"]["tasks"])
+    job = cluster.job(manifest)
+    job.start()
+    head = job.pod("head")
+    assert head.wait(240) == 0, logs(job)
+    assert SQUARES in head.log() and "nodes: 3" in head.log(), logs(job)
+    for i in range(2):
+        worker = job.pod("worker", i)
+        assert worker.wait(60) == 0, logs(job)
+        sidecar = worker.sidecars[0]
+        assert "ready: this pod's node is ALIVE" in sidecar.log(), sidecar.log()
+        assert sidecar.proc.returncode == 0, sidecar.log()
+    # The head's sidecar saw its GCS serving, and left when the head's Ray container ended.
+    assert "ready: the GCS is SERVING" in head.sidecars[0].log(), head.sidecars[0].log()
+    assert head.sidecars[0].proc.returncode == 0
+
+
+def test_ray_plugin_compatible_manifest(cluster):
+    manifest = load("volcano/ray-plugin-compatible.yaml")
+    adapt(t["template"]["spec"] for t in manifest["spec"]["tasks"])
+    job = cluster.job(manifest)
+    # The plugin leaves containers named `ray` alone: rayboot stays their command.
+    assert all(t["template"]["spec"]["containers"][0]["command"][0] == "rayboot" for t in manifest["spec"]["tasks"])
+    job.start()
+    head = job.pod("head")
+    assert head.wait(240) == 0, logs(job)
+    assert SQUARES in head.log() and "nodes: 3" in head.log(), logs(job)
+    for i in range(2):
+        assert job.pod("worker", i).wait(60) == 0, logs(job)
+
+
+def test_indexed_job_manifest(cluster):
+    manifest = load("indexed-job/ray-cluster.yaml")
+    adapt([manifest["spec"]["template"]["spec"]])
+    job = cluster.job(manifest)
+    job.start()
+    head = job.pod(index=0)
+    assert head.wait(240) == 0, logs(job)
+    assert SQUARES in head.log() and "nodes: 3" in head.log(), logs(job)
+    for i in (1, 2):
+        worker = job.pod(index=i)
+        assert worker.wait(60) == 0, logs(job)
+        assert "this worker only runs Ray" in worker.log()
