@@ -21,13 +21,16 @@ COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) -Ilib
 # it costs nothing and takes effect if the build ever moves to a libc that has them.
 REL_CC      := musl-gcc
 REL_CFLAGS  := $(COMMON) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-               -ffunction-sections -fdata-sections -isystem $(PREFIX)/include \
-               -isystem $(DEPS)/kernel-headers
+               -ffunction-sections -fdata-sections
+REL_INCLUDES := -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
 REL_LDFLAGS := -static -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
 REL_LIBS    := -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson
-# The sidecar's libcurl has TLS (mbedTLS) for the Kubernetes API; rayboot's has none.
+# The sidecar's libcurl has TLS (mbedTLS) for the Kubernetes API; rayboot's has none. Its own
+# objects see that libcurl's headers first (the same curl version: lib/'s objects, shared with
+# rayboot, may use either).
 SIDECAR_LIBS := -L$(DEPS)/prefix-tls/lib -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson \
                 -lmicrohttpd -lmbedtls -lmbedx509 -lmbedcrypto
+$(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
 
 # Unit tests: glibc, Debian's -dev packages, address and undefined-behaviour sanitizers.
 UNIT_CC      := gcc
@@ -68,7 +71,7 @@ deps: $(DEPS_OK)
 $(BUILD)/rel/%.o: %.c $(HEADERS) $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(REL_CC) $(REL_CFLAGS) -c $< -o $@
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) -c $< -o $@
 
 $(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(LIB_SRC))
 	@mkdir -p $(dir $@)

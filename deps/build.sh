@@ -71,50 +71,51 @@ build_nghttp2() {
         -DENABLE_SHARED_LIB=OFF -DENABLE_DOC=OFF
 }
 
-# configure_curl TLS_FLAG...: HTTP and h2c only, the TLS choice is the caller's. No proxy support
-# on purpose: the GCS and the dashboard are in-cluster, and an http_proxy inherited from the pod
-# must never reroute a health check.
-configure_curl() {
-    ./configure --disable-shared --enable-static --with-pic \
+# curl_build BUILDDIR PREFIX TLS_FLAG...: libcurl for HTTP and h2c only, the TLS choice is the
+# caller's, configured and built out of Debian's source tree (as Debian builds its own flavours)
+# so the two builds never share objects and the tree is never configured in place: cleaning a
+# configured curl tree (`make distclean`) takes minutes, tests/libtest's Makefile alone is 95 MB.
+# No proxy support on purpose: the GCS and the dashboard are in-cluster, and an http_proxy
+# inherited from the pod must never reroute a health check.
+curl_build() {
+    local build=$1 into=$2 dir; shift 2
+    dir=$(fetch curl)
+    if [ -f "$dir/config.status" ]; then
+        # Configured in place by an older deps/build.sh: unpack it again, pristine.
+        rm -rf "$dir" && dir=$(fetch curl)
+    fi
+    rm -rf "$build" && mkdir -p "$build" && cd "$build"
+    "$dir/configure" --prefix="$into" --disable-shared --enable-static --with-pic \
         --enable-ares="$prefix" --with-nghttp2="$prefix" "$@" \
         --disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp \
         --disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
         --disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual \
         --disable-ntlm --disable-proxy --disable-cookies --disable-netrc --disable-alt-svc \
-        --disable-hsts --disable-docs --disable-unix-sockets --without-zlib --without-brotli \
+        --disable-hsts --disable-unix-sockets --without-zlib --without-brotli \
         --without-zstd --without-libpsl --without-libidn2 --without-librtmp --without-libssh2 \
         --without-libgsasl --without-ngtcp2 --without-nghttp3 --without-quiche
+    make -j "$jobs" -C lib
+    make -C lib install
+    make -C include install
 }
 
 build_curl() {
-    local dir
-    dir=$(fetch curl)
-    cd "$dir"
-    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
-    configure_curl --prefix="$prefix" --without-ssl
-    make -j "$jobs" -C lib
-    make -C lib install
-    make -C include install
+    curl_build "$out/build-curl" "$prefix" --without-ssl
     make install-pkgconfigDATA
 }
 
-# The sidecar's libcurl: the same, plus mbedTLS for the Kubernetes API server. Built in a copy of
-# the source tree so the two builds never share objects.
+# The sidecar's libcurl: the same, plus mbedTLS for the Kubernetes API server, into a prefix of
+# its own (lib/libcurl.a and include/curl only). No default CA bundle: the caller names its CA.
 build_curl_tls() {
-    local dir copy="$src/curl-tls"
-    dir=$(fetch curl)
-    rm -rf "$copy" && cp -r "$dir" "$copy"
-    cd "$copy"
-    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
-    configure_curl --prefix="$prefix_tls" --with-mbedtls="$prefix" --without-ca-bundle --without-ca-path
-    make -j "$jobs" -C lib
-    make -C lib install
-    make -C include install
+    curl_build "$out/build-curl-tls" "$prefix_tls" --with-mbedtls="$prefix" \
+        --without-ca-bundle --without-ca-path
 }
 
 build_mbedtls() {
-    # Debian's configuration (TLS 1.2, ECDHE, RSA and ECDSA certificates, AES-GCM: what API
-    # servers speak), static, without its programs and tests.
+    # Upstream's default configuration as shipped in the source package (TLS 1.2, ECDHE, RSA and
+    # ECDSA certificates, AES-GCM: what API servers speak), static, without programs or tests.
+    # Debian's own additions live in its debian/rules, not in the tree, and are left out here:
+    # threading, HAVEGE, MD2/MD4, CMAC, DTLS-SRTP serve nothing a one-thread TLS client needs.
     cmake_static "$(fetch mbedtls)" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DUSE_STATIC_MBEDTLS_LIBRARY=ON
 }
