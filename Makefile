@@ -62,7 +62,7 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
 	@echo "make lint       cppcheck and clang-tidy"
-	@echo "make bench      benchmarks that print figures"
+	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 
 $(DEPS_OK): deps/build.sh
 	deps/build.sh $(DEPS)
@@ -125,9 +125,15 @@ demo: bootstrap
 	$(MAKE) all venv
 	$(PYTHON) tests/e2e/demo.py
 
-# Figures, not pass/fail (bench/). More benchmarks come with the benchmark issue.
-bench: all
-	python3 bench/plan_bench.py
+# Figures, not pass/fail (bench/, results in bench/results/latest.json). Needs root, like the
+# simulator. `make bench QUICK=1` is a few minutes; BENCH_ONLY=join,scale runs some of them.
+$(BUILD)/bench/stamp: bench/tools/stamp.c
+	@mkdir -p $(dir $@)
+	$(Q)gcc -std=c11 -O2 $(WARN) $< -o $@
+
+bench: bootstrap
+	$(MAKE) all venv $(BUILD)/bench/stamp
+	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
 	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit

@@ -13,7 +13,6 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 from podgen import volcano_pod  # noqa: E402
 
-RUNS = 50
 
 
 def timed(argv, env):
@@ -25,14 +24,15 @@ def timed(argv, env):
     return elapsed * 1000
 
 
-def main():
+def run(quick):
+    runs = 20 if quick else 50
     rayboot = str(REPO / "build" / "bin" / "rayboot")
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)
         env = volcano_pod(root, "big", "default", {"head": 1, "worker": 10000}, ("worker", 9999), env_lists=False)
         env["RAYBOOT_ROOT"] = str(root)
         plan, start = [], []
-        for _ in range(RUNS):
+        for _ in range(runs):
             plan.append(timed([rayboot, "plan"], env))
             start.append(timed([rayboot, "--version"], env))
     result = {
@@ -40,8 +40,14 @@ def main():
         "exec_only_ms_p50": round(statistics.median(start), 3),
     }
     result["planning_ms_p50"] = round(result["plan_10000_hosts_ms_p50"] - result["exec_only_ms_p50"], 3)
+    result["runs"] = runs
+    return {"plan": result}
+
+
+def main():
+    result = run(quick=False)["plan"]
     print(json.dumps(result))
-    print(f"rayboot plan, 10,000 workers: {result['plan_10000_hosts_ms_p50']} ms median over {RUNS} runs, "
+    print(f"rayboot plan, 10,000 workers: {result['plan_10000_hosts_ms_p50']} ms median over {result['runs']} runs, "
           f"of which exec and start-up {result['exec_only_ms_p50']} ms: planning itself {result['planning_ms_p50']} ms")
 
 

@@ -1,0 +1,175 @@
+"""What every benchmark shares: the pod simulator, the recording `ray` stand-in, process-tree
+accounting from /proc, and the statistics. Benchmarks print figures; nothing here asserts."""
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+BUILD = REPO / "build"
+VENV = BUILD / "venv"
+TOOLS = pathlib.Path(__file__).resolve().parent / "tools"
+STAMP = BUILD / "bench" / "stamp"  # built by `make bench` from tools/stamp.c
+RAYBOOT = BUILD / "bin" / "rayboot"
+SIDECAR = BUILD / "bin" / "rayboot-sidecar"
+WORKDIR = BUILD / "bench" / "work"  # under the repository: pods see it (podsim keeps the repo visible)
+
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+import podsim  # noqa: E402
+import rayjobs  # noqa: E402
+from podsim import wait_until  # noqa: E402,F401
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def log(*args):
+    print(*args, file=sys.stderr, flush=True)
+
+
+def new_cluster(name):
+    """A simulated cluster (network, dnsmasq) under build/bench/work/NAME; close() it."""
+    return podsim.Cluster(WORKDIR / f"{name}-{os.getpid()}-{time.monotonic_ns()}", VENV, {
+        "rayboot": RAYBOOT, "rayboot-sidecar": SIDECAR, "ray": VENV / "bin" / "ray",
+        "python": VENV / "bin" / "python"})
+
+
+def remove_pods(cluster, job):
+    """Kills every pod of job and gives back its network namespace, so that one cluster can host
+    many runs in turn."""
+    for pod in job.pods.values():
+        pod.kill()
+        if pod.ns:
+            cluster._drop_netns(pod.ns)
+        cluster.pods.remove(pod)
+    cluster._write_dns()
+
+
+def read_stamps(path):
+    """The instants (ns) the `ray` stand-in recorded, in order."""
+    p = pathlib.Path(path)
+    if not p.exists():
+        return []
+    return [int(line.split()[0]) for line in p.read_text().splitlines() if line.strip()]
+
+
+# Process trees ----------------------------------------------------------------------------------
+def pid_namespace(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def pids_in_namespace(ns):
+    """Every live process whose PID namespace is ns (a pod's whole process tree)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and pid_namespace(entry.name) == ns:
+            found.append(int(entry.name))
+    return found
+
+
+def stat_fields(pid):
+    """/proc/PID/stat after the command name: fields 3.. as strings."""
+    raw = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    return raw[raw.rindex(")") + 2:].split()
+
+
+def cpu_seconds(pid, with_children=True):
+    """utime+stime (+ cutime+cstime: the descendants it has reaped) of pid, in seconds."""
+    f = stat_fields(pid)
+    ticks = int(f[11]) + int(f[12]) + ((int(f[13]) + int(f[14])) if with_children else 0)
+    return ticks / CLK_TCK
+
+
+def tree_cpu_seconds(ns):
+    """CPU time of a whole pod: every live process with the descendants it reaped. A process that
+    exited but was never reaped is lost; in a pod every process is reaped by its parent or PID 1."""
+    total = 0.0
+    for pid in pids_in_namespace(ns):
+        try:
+            total += cpu_seconds(pid)
+        except (OSError, IndexError):
+            pass
+    return total
+
+
+def rss_kb(pid):
+    try:
+        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_kb(ns):
+    return sum(rss_kb(pid) for pid in pids_in_namespace(ns))
+
+
+def exe_of(pid):
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+
+
+# Statistics ------------------------------------------------------------------------------------
+def percentile(values, p):
+    """Nearest-rank percentile: a value that was measured, never an interpolation."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * p // 100))  # ceil(n * p / 100)
+    return ordered[int(rank) - 1]
+
+
+def summary_ms(values_ms):
+    return {"p50": round(statistics.median(values_ms), 1) if values_ms else None,
+            "p99": round(percentile(values_ms, 99), 1) if values_ms else None,
+            "n": len(values_ms)}
+
+
+def ratio(a, b):
+    """a / b, rounded, or None when either is missing or b is zero."""
+    if a is None or b in (None, 0):
+        return None
+    return round(a / b, 1)
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kb = 0
+    for line in pathlib.Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kb = int(line.split()[1])
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem_kb / 1048576, 1),
+            "kernel": platform.release(), "os": _os_name()}
+
+
+def _os_name():
+    try:
+        for line in pathlib.Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return platform.system()
+
+
+def ray_version():
+    r = subprocess.run([str(VENV / "bin" / "python"), "-c", "import ray; print(ray.__version__)"],
+                       capture_output=True, text=True, timeout=120)
+    return r.stdout.strip() or None

@@ -1,0 +1,105 @@
+"""Scale: many rayboot workers wait in one shared pod for a stand-in head (tools/standin_gcs.py, a
+grpcio health server) whose port is closed until t=10 s (t=0: every worker is running) and which
+then answers SERVING, as a head does once its GCS is up.
+
+While they wait: DNS queries per second per worker (dnsmasq's query log) and connection attempts
+per second per worker at the head (SYNs counted by an nftables counter in the head pod). After
+SERVING: the join latency of every worker, from the instant the stand-in began serving to the
+instant the worker exec'd `ray` (the stand-in tools/stamp.c, which records and exits).
+All workers share the two cores of this machine with each other and with the stand-in head: on
+a real cluster each would have a node of its own."""
+import re
+import subprocess
+import time
+
+from common import RAYBOOT, STAMP, TOOLS, VENV, log, new_cluster, podsim, rayjobs, read_stamps, remove_pods, \
+    wait_until, percentile
+
+NAME = "scale"
+GCS_PORT = 6379
+SERVE_AFTER_S = 10
+
+# Runs inside the workers' pod: starts N rayboot workers, says when all run, reaps them. Their `ray`
+# holds after recording, so each worker execs it once; the pod is killed afterwards.
+LAUNCHER = """
+import os, subprocess, sys, time
+n, rayboot = int(sys.argv[1]), sys.argv[2]
+procs = [subprocess.Popen([rayboot], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL) for _ in range(n)]
+print("running", time.time_ns(), flush=True)
+for p in procs:
+    p.wait()
+"""
+
+
+def _manifest():
+    manifest = rayjobs.ray_job(name=NAME, workers=1)
+    for task in manifest["spec"]["tasks"]:
+        task["template"]["spec"]["containers"][0]["command"] = ["sleep", "1000000"]
+    return manifest
+
+
+def _syn_counter(pod, create=False):
+    if create:
+        for rule in (["add", "table", "inet", "bench"],
+                     ["add", "chain", "inet", "bench", "in", "{", "type", "filter", "hook", "input", "priority", "0",
+                      ";", "}"],
+                     ["add", "rule", "inet", "bench", "in", "tcp", "dport", str(GCS_PORT), "tcp", "flags", "&",
+                      "(syn|ack)", "==", "syn", "counter"]):
+            podsim.run("ip", "netns", "exec", pod.ns, "nft", *rule)
+        return 0
+    out = podsim.run("ip", "netns", "exec", pod.ns, "nft", "list", "chain", "inet", "bench", "in").stdout
+    return int(re.search(r"counter packets (\d+)", out).group(1))
+
+
+def run(quick):
+    workers = 200 if quick else 1000
+    cluster = new_cluster("scale")
+    job = cluster.job(_manifest())
+    launcher = standin = None
+    try:
+        job.start()
+        head, pod = job.pod("head"), job.pod("worker", 0)
+        _syn_counter(head, create=True)
+        head_fqdn = f"{NAME}-head-0.{NAME}.volcano-system.svc.cluster.local"
+        stamps, serving = cluster.dir / "scale-stamps", cluster.dir / "scale-serving"
+        env = pod.env()
+        env.update({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"{head_fqdn}:{GCS_PORT}",
+                    "RAYBOOT_RAY": str(STAMP), "BENCH_STAMP_FILE": str(stamps), "BENCH_HOLD": "1",
+                    "RAYBOOT_WAIT_TIMEOUT": "300",
+                    "RAYBOOT_TERMINATION_LOG": "/dev/null"})
+        launcher = subprocess.Popen(["nsenter", "-t", str(pod.pid1), "-n", "-p", "-m", "-u", "--",
+                                     str(VENV / "bin" / "python"), "-c", LAUNCHER, str(workers), str(RAYBOOT)],
+                                    env=env, stdout=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        line = launcher.stdout.readline().split()
+        log(f"  {workers} workers running after {time.monotonic() - t0:.1f} s")
+        standin = subprocess.Popen(["ip", "netns", "exec", head.ns, str(VENV / "bin" / "python"),
+                                    str(TOOLS / "standin_gcs.py"), str(GCS_PORT), str(SERVE_AFTER_S), str(serving)])
+        t_running = time.monotonic()
+        time.sleep(2)  # the workers' first lookups and connects are behind them
+        q0, c0, w0 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic()
+        time.sleep(SERVE_AFTER_S - 2 - 2 - (time.monotonic() - t_running))
+        q1, c1, w1 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic()
+        wait_until(lambda: serving.exists() and serving.read_text().strip(), 60, "the stand-in GCS to serve")
+        wait_until(lambda: len(read_stamps(stamps)) >= workers, 120, f"{workers} workers to exec ray", interval=0.2)
+        t_serving = int(serving.read_text())
+        joins = [(t - t_serving) / 1e6 for t in read_stamps(stamps)]
+        window = w1 - w0
+        assert line[0] == "running", line
+        return {"scale": {
+            "workers": workers,
+            "dns_qps": round((q1 - q0) / window / workers, 2),
+            "connect_per_s": round((c1 - c0) / window / workers, 1),
+            "join_p50_ms": round(percentile(joins, 50), 1),
+            "join_p99_ms": round(percentile(joins, 99), 1),
+            "join_max_ms": round(max(joins), 1),
+            "window_s": round(window, 1),
+        }}
+    finally:
+        for proc in (standin, launcher):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        remove_pods(cluster, job)
+        cluster.close()
