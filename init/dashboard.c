@@ -8,13 +8,9 @@
 
 #include <curl/curl.h>
 
-#define DASHBOARD_CONNECT_TIMEOUT_MS 2000
+#include "curlbody.h"
 
-struct sink {
-    struct dashboard_reply *reply;
-    size_t max;
-    bool too_big;
-};
+#define DASHBOARD_CONNECT_TIMEOUT_MS 2000
 
 int dashboard_init(struct dashboard *d, const char *base_url, const char *what, struct errbuf *err)
 {
@@ -41,31 +37,12 @@ void dashboard_free(struct dashboard *d)
     d->curl = NULL;
 }
 
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct sink *s = arg;
-    size_t add = size * n;
-    char *grown;
-    if (s->reply->len + add > s->max) {
-        s->too_big = true;
-        return 0;
-    }
-    grown = realloc(s->reply->body, s->reply->len + add + 1);
-    if (!grown)
-        return 0;
-    s->reply->body = grown;
-    memcpy(grown + s->reply->len, data, add);
-    s->reply->len += add;
-    grown[s->reply->len] = '\0';
-    return add;
-}
-
 int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body,
                    size_t max_bytes, long timeout_ms, struct dashboard_reply *out, struct errbuf *err)
 {
     CURL *curl = d->curl;
     struct curl_slist *headers = NULL;
-    struct sink sink = {out, max_bytes, false};
+    struct curl_body sink = {NULL, 0, max_bytes, false};
     char url[1024];
     CURLcode rc;
 
@@ -84,23 +61,22 @@ int dashboard_call(struct dashboard *d, const char *method, const char *path, co
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)DASHBOARD_CONNECT_TIMEOUT_MS);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot");
     rc = curl_easy_perform(curl);
     curl_slist_free_all(headers);
     if (rc != CURLE_OK) {
-        dashboard_reply_free(out);
+        free(sink.buf);
         if (sink.too_big)
             return errbuf_set(err, "%s %s: the reply is larger than %zu bytes", method, path, max_bytes);
         return errbuf_set(err, "%s %s%s: %s", method, d->base, path, curl_easy_strerror(rc));
     }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
-    if (!out->body) {
-        out->body = calloc(1, 1);
-        if (!out->body)
-            return errbuf_set(err, "out of memory");
-    }
+    out->body = sink.buf ? sink.buf : calloc(1, 1);
+    out->len = sink.len;
+    if (!out->body)
+        return errbuf_set(err, "out of memory");
     return 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "curlbody.h"
 #include "fsroot.h"
 #include "podreason.h"
 
@@ -26,30 +27,6 @@
 #define KUBEAPI_CONNECT_TIMEOUT_MS 1000
 /* The name in every API server certificate's subjectAltName (kubeadm, k3s, EKS, GKE, AKS). */
 #define KUBEAPI_NAME "kubernetes.default.svc"
-
-struct body {
-    char *buf;
-    size_t len;
-    bool too_big;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct body *b = arg;
-    size_t add = size * n;
-    char *grown;
-    if (b->len + add > PODREASON_POD_MAX_BYTES) {
-        b->too_big = true;
-        return 0; /* aborts the transfer */
-    }
-    grown = realloc(b->buf, b->len + add + 1);
-    if (!grown)
-        return 0;
-    b->buf = grown;
-    memcpy(b->buf + b->len, data, add);
-    b->len += add;
-    return add;
-}
 
 static bool is_ip_literal(const char *host)
 {
@@ -67,7 +44,7 @@ static void trim(char *s, size_t *len)
 static void fetch_and_describe(const struct kubeapi_target *t, const char *token, char *line, size_t cap)
 {
     char url[512], auth[TOKEN_MAX_BYTES + 32], ca[4096];
-    struct body body = {NULL, 0, false};
+    struct curl_body body = {NULL, 0, PODREASON_POD_MAX_BYTES, false};
     struct curl_slist *headers = NULL;
     struct pod_reason pr;
     struct errbuf err;
@@ -104,7 +81,7 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)KUBEAPI_CONNECT_TIMEOUT_MS);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)KUBEAPI_TIMEOUT_MS - 300L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot-sidecar");
     rc = curl_easy_perform(curl);
