@@ -12,7 +12,7 @@ packages=(
     "${build_packages[@]}"                                             # release build
     libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
     openssl                                                            # test CA for the sidecar
-    clang clang-tidy cppcheck                                          # make lint, make fuzz
+    clang clang-tidy cppcheck valgrind                                 # make lint, make fuzz, make unit-valgrind
     dnsmasq-base iproute2 util-linux nftables procps curl              # pod simulator
 )
 
