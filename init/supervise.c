@@ -4,6 +4,7 @@
  * After start-up it never exits because of an error it can log (catatonit's rule). */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -350,8 +351,16 @@ static void kill_everything(struct run *r)
         proc_signal_group(r->ray_pid, SIGKILL);
     if (r->cmd_pid > 0)
         proc_signal_group(r->cmd_pid, SIGKILL);
-    n = proc_signal_children(SIGKILL);
-    log_warn("deadline passed: killed what was left (%d more processes)", n);
+    /* As PID 1, kill(-1) reaches every process of the pod, including daemons in sessions of
+     * their own and processes a /proc of another namespace would hide. As a subreaper, what is
+     * left are our direct children (orphans are re-parented to us). */
+    if (getpid() == 1) {
+        if (kill(-1, SIGKILL) == 0)
+            log_warn("deadline passed: killed every process left in the pod");
+    } else {
+        n = proc_signal_children(SIGKILL);
+        log_warn("deadline passed: killed what was left (%d more processes)", n);
+    }
     r->kill_at_ms = 0;
 }
 
