@@ -9,9 +9,57 @@
 
 #include <cjson/cJSON.h>
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates, nothing
+ * past U+10FFFF), or 0 when the bytes there are not one. */
+static size_t utf8_sequence_length(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
+        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+    }
+    if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
+    }
+    return 0;
+}
+
+/* A JSON string from bytes the environment, files or command line handed us. JSON is UTF-8 and
+ * cJSON does not check, so each byte that is not part of a well-formed sequence becomes U+FFFD:
+ * the plan stays parseable whatever a value held. */
+static cJSON *text(const char *s)
+{
+    const char replacement[] = "\xef\xbf\xbd";
+    size_t len = strlen(s), o = 0;
+    char *clean = malloc(len * 3 + 1);
+    cJSON *item;
+    if (!clean)
+        return NULL;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_sequence_length(p);
+        if (n == 0) {
+            memcpy(clean + o, replacement, 3);
+            o += 3;
+            p++;
+            continue;
+        }
+        memcpy(clean + o, p, n);
+        o += n;
+        p += n;
+    }
+    clean[o] = '\0';
+    item = cJSON_CreateString(clean);
+    free(clean);
+    return item;
+}
+
 static cJSON *string_or_null(const char *s)
 {
-    return s[0] ? cJSON_CreateString(s) : cJSON_CreateNull();
+    return s[0] ? text(s) : cJSON_CreateNull();
 }
 
 static cJSON *number_or_null(long n)
@@ -23,7 +71,7 @@ static cJSON *string_array(const struct strv *v)
 {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < v->len; i++)
-        cJSON_AddItemToArray(arr, cJSON_CreateString(v->items[i]));
+        cJSON_AddItemToArray(arr, text(v->items[i]));
     return arr;
 }
 
@@ -38,7 +86,7 @@ static cJSON *env_object(const struct strv *v)
             continue;
         memcpy(key, v->items[i], (size_t)(eq - v->items[i]));
         key[eq - v->items[i]] = '\0';
-        cJSON_AddItemToObject(obj, key, cJSON_CreateString(eq + 1));
+        cJSON_AddItemToObject(obj, key, text(eq + 1));
     }
     return obj;
 }

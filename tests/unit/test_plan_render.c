@@ -1,0 +1,70 @@
+/* Unit tests for lib/plan_render.c: whatever bytes a plan carries (the command line, a cgroup file
+ * quoted in a warning), its JSON is well-formed UTF-8 that says the same thing where it can. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "plan_render.h"
+
+/* Renders a plan whose command is `arg` and returns that argument as the JSON parser reads it. */
+static char *command_arg_after_render(const char *arg)
+{
+    struct plan p;
+    char *json, *out;
+    cJSON *root;
+    memset(&p, 0, sizeof(p));
+    p.index = -1;
+    p.workers_expected = -1;
+    assert_int_equal(strv_push(&p.ray_start, "ray"), 0);
+    assert_int_equal(strv_push(&p.ray_start, "start"), 0);
+    assert_int_equal(strv_push(&p.command, arg), 0);
+    json = plan_render_json(&p);
+    assert_non_null(json);
+    root = cJSON_Parse(json);
+    assert_non_null(root);
+    out = strdup(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "command"), 0)->valuestring);
+    cJSON_Delete(root);
+    free(json);
+    plan_free(&p);
+    return out;
+}
+
+static void check(const char *in, const char *want)
+{
+    char *got = command_arg_after_render(in);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_valid_utf8_is_kept(void **state)
+{
+    (void)state;
+    check("plain", "plain");
+    check("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80");
+    check("\"quoted\" \\ \n", "\"quoted\" \\ \n");
+}
+
+static void test_invalid_bytes_become_replacement_characters(void **state)
+{
+    (void)state;
+    check("a\xff" "b", "a\xef\xbf\xbd" "b");
+    check("\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd");     /* overlong '/' */
+    check("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* a surrogate */
+    check("\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* past U+10FFFF */
+    check("cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd"); /* truncated at the end */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_utf8_is_kept),
+        cmocka_unit_test(test_invalid_bytes_become_replacement_characters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
