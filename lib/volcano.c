@@ -14,8 +14,8 @@
 #include "fsroot.h"
 
 #define VOLCANO_DIR "/etc/volcano"
-/* The kubelet swaps ..data atomically; a reader racing it sees a vanished directory and tries
- * again. Two swaps in a row during one read would be a very busy ConfigMap. */
+/* The kubelet swaps ..data atomically; a read that raced a swap is done again. Three swaps in a
+ * row, each during one read, would be a very busy ConfigMap. */
 #define VOLCANO_READ_ATTEMPTS 3
 
 int volcano_task_key(const char *task, char key[DNS_LABEL_MAX_BYTES + 1])
@@ -245,6 +245,23 @@ static void resolve_data_dir(const char *root, char *dir, size_t cap)
     snprintf(dir, cap, "%s/%s", VOLCANO_DIR, target);
 }
 
+/* Reads the version ..data points at, then checks that ..data still points there. The kubelet
+ * removes an old version only after swapping ..data away from it, so an unchanged link means
+ * nothing vanished mid-read: a half-deleted directory lists fewer files, or none, without any
+ * error to notice it by. Returns 0, -1 with err set, or 1 when the ConfigMap changed meanwhile. */
+static int load_one_version(const char *root, struct volcano_tasks *vt, struct errbuf *err)
+{
+    char before[512], after[512];
+    int rc;
+
+    resolve_data_dir(root, before, sizeof(before));
+    rc = load_dir(root, before, vt, err);
+    resolve_data_dir(root, after, sizeof(after));
+    if (rc < 0 || strcmp(before, after) != 0)
+        volcano_tasks_free(vt);
+    return strcmp(before, after) != 0 ? 1 : rc;
+}
+
 /* Tasks with a declared count but no host list are not tasks (stray VC_*_NUM keys). */
 static int finish(struct volcano_tasks *vt, struct errbuf *err)
 {
@@ -294,19 +311,19 @@ static int load_env(const char *const *envp, struct volcano_tasks *vt, struct er
 int volcano_load(const char *root, const char *const *envp, struct volcano_tasks *out,
                  struct errbuf *err)
 {
-    char path[4096], dir[512];
+    char path[4096];
     memset(out, 0, sizeof(*out));
     if (fsroot_path(root, VOLCANO_DIR, path, sizeof(path)) < 0)
         return errbuf_set(err, "%s: path too long", VOLCANO_DIR);
     if (access(path, F_OK) == 0) {
-        for (int attempt = 1;; attempt++) {
-            resolve_data_dir(root, dir, sizeof(dir));
-            if (load_dir(root, dir, out, err) == 0)
-                break;
-            volcano_tasks_free(out);
-            if (errno != ENOENT || attempt >= VOLCANO_READ_ATTEMPTS)
-                return -1;
-        }
+        int rc = 1;
+        for (int attempt = 0; rc == 1 && attempt < VOLCANO_READ_ATTEMPTS; attempt++)
+            rc = load_one_version(root, out, err);
+        if (rc == 1)
+            return errbuf_set(err, "%s: the ConfigMap changed under each of %d reads", VOLCANO_DIR,
+                              VOLCANO_READ_ATTEMPTS);
+        if (rc < 0)
+            return -1;
         out->origin = VOLCANO_DIR;
         if (out->ntasks > 0)
             return finish(out, err);
