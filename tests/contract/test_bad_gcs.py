@@ -5,6 +5,7 @@ import re
 import socket
 import struct
 import threading
+import time
 
 import grpc
 import pytest
@@ -36,6 +37,8 @@ class RawPeer:
                 conn.close()
             elif self.behaviour == "http1":
                 threading.Thread(target=self._http1, args=(conn,), daemon=True).start()
+            elif self.behaviour == "reset-mid-reply":
+                threading.Thread(target=self._reset_mid_reply, args=(conn,), daemon=True).start()
             # "hang": accept and never answer
 
     @staticmethod
@@ -53,6 +56,29 @@ class RawPeer:
             pass
         conn.close()
 
+    @staticmethod
+    def _reset_mid_reply(conn):
+        """Waits for an HTTP/2 request, starts the answer (SETTINGS, then a HEADERS frame that
+        declares 64 bytes and carries 5), and resets the connection. The cheap TCP probe, which
+        sends nothing, just sees its connection closed."""
+        try:
+            conn.settimeout(3)
+            data = b""
+            while not (data.startswith(b"PRI * HTTP/2.0") and len(data) > 24 + 9):
+                chunk = conn.recv(4096)
+                if not chunk:
+                    conn.close()
+                    return
+                data += chunk
+            time.sleep(0.05)  # the request's HEADERS follow the preface and SETTINGS
+            settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+            headers_cut = b"\x00\x00\x40\x01\x04\x00\x00\x00\x01" + b"\x88\x5f\x8b\x1d\x75"
+            conn.sendall(settings + headers_cut)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        conn.close()
+
     def close(self):
         self.stopped = True
         self.sock.close()
@@ -66,6 +92,7 @@ class RawPeer:
     # while libcurl is still finishing its connect, it reads as a failed connect.
     ("reset", r"TCP: Connection reset by peer|Health/Check: connection (reset|refused or unreachable)"),
     ("http1", r"Health/Check: the peer closed without an HTTP/2 answer"),
+    ("reset-mid-reply", r"Health/Check: connection reset"),
 ])
 def test_misbehaving_peer_is_not_yet_and_named(run, behaviour, reason):
     peer = RawPeer(behaviour)
