@@ -280,6 +280,17 @@ def test_configuration_errors_exit_2(sidecar_bin, pod_root):
     assert out.returncode == 2 and "RAYBOOT_SIDECAR_PORT" in out.stderr, out.stderr
 
 
+
+def test_sidecar_prober_outside_its_seccomp_allowlist_is_reported(sidecar_bin, pod_root, gcs):
+    """The sidecar's prober is confined by the same filter as rayboot's: a call outside it kills the
+    prober with SIGSYS, and the sidecar exits 70 saying so instead of serving blind."""
+    env = {"RAYBOOT_ROOT": str(pod_root), "HOSTNAME": "w", "RAYBOOT_ROLE": "worker",
+           "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}", "RAYBOOT_SIDECAR_PORT": "0",
+           "RAYBOOT_PROBER_SELFTEST": "forbidden-syscall"}
+    out = subprocess.run([str(sidecar_bin)], env=env, capture_output=True, text=True, timeout=10)
+    assert out.returncode == 70, out.stderr
+    assert "SIGSYS" in out.stderr and "seccomp" in out.stderr, out.stderr
+
 # --- The reason the pod ends, from a local API server over TLS ---------------------------------
 
 def make_ca(directory: pathlib.Path, name: str):
