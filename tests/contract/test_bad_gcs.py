@@ -39,6 +39,8 @@ class RawPeer:
                 threading.Thread(target=self._http1, args=(conn,), daemon=True).start()
             elif self.behaviour == "reset-mid-reply":
                 threading.Thread(target=self._reset_mid_reply, args=(conn,), daemon=True).start()
+            elif self.behaviour in H2_ANSWERS:
+                threading.Thread(target=h2_answer, args=(conn, self.behaviour), daemon=True).start()
             # "hang": accept and never answer
 
     @staticmethod
@@ -86,6 +88,96 @@ class RawPeer:
             c.close()
 
 
+# A hand-written HTTP/2 server side, just enough to answer one gRPC call wrongly in ways grpcio
+# never would. HPACK: only the static table and literals without indexing, no Huffman.
+H2_DATA, H2_HEADERS, H2_SETTINGS = 0, 1, 4
+END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
+GRPC_HEADERS = (b"\x88"                                    # :status 200 (static index 8)
+                b"\x0f\x10\x10application/grpc")         # content-type (static index 31)
+GRPC_OK_TRAILERS = b"\x00\x0bgrpc-status\x010"
+SERVING = b"\x00\x00\x00\x00\x02\x08\x01"               # HealthCheckResponse{status: SERVING}
+
+
+def h2_frame(kind, flags, stream, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def read_h2_request(conn):
+    """Reads the client preface and frames until the request on stream 1 has ended."""
+    buf = b""
+
+    def need(n):
+        nonlocal buf
+        while len(buf) < n:
+            chunk = conn.recv(65536)
+            if not chunk:
+                raise OSError("client went away")
+            buf += chunk
+
+    need(24)
+    buf = buf[24:]
+    while True:
+        need(9)
+        length, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+        stream = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+        need(9 + length)
+        buf = buf[9 + length:]
+        if stream == 1 and kind in (H2_HEADERS, H2_DATA) and flags & END_STREAM:
+            return
+
+
+def h2_answer(conn, behaviour):
+    """Answers the Health/Check on stream 1 as H2_ANSWERS[behaviour] says, then waits for the
+    client to hang up (so that the end is its decision, never an RST from here)."""
+    try:
+        conn.settimeout(10)
+        read_h2_request(conn)
+        conn.sendall(h2_frame(H2_SETTINGS, 0, 0) + h2_frame(H2_SETTINGS, ACK, 0)
+                     + h2_frame(H2_HEADERS, END_HEADERS, 1, GRPC_HEADERS))
+        H2_ANSWERS[behaviour](conn)
+        while conn.recv(65536):
+            pass
+    except OSError:
+        pass
+    conn.close()
+
+
+def answer_without_trailers(conn):
+    """A whole SERVING message, and the stream ends on the DATA frame: no grpc-status at all."""
+    conn.sendall(h2_frame(H2_DATA, END_STREAM, 1, SERVING))
+
+
+def answer_huge_declared_length(conn):
+    """A message prefix that declares 4 GiB - 1, eight bytes of it, and a clean grpc-status 0."""
+    conn.sendall(h2_frame(H2_DATA, 0, 1, b"\x00\xff\xff\xff\xff" + b"\x08\x01" * 4)
+                 + h2_frame(H2_HEADERS, END_HEADERS | END_STREAM, 1, GRPC_OK_TRAILERS))
+
+
+def answer_forever(conn):
+    """A message prefix that declares 4 GiB - 1, then 1 KiB of it every 5 ms, never ending.
+    Slow enough to stay inside HTTP/2 flow control, fast enough to pass any sane reply cap."""
+    conn.sendall(h2_frame(H2_DATA, 0, 1, b"\x00\xff\xff\xff\xff"))
+    while True:
+        conn.sendall(h2_frame(H2_DATA, 0, 1, b"\x08\x01" * 512))
+        time.sleep(0.005)
+
+
+def answer_oversized_h2_frame(conn):
+    """An HTTP/2 DATA frame header declaring 16 MiB - 1, past the 16 KiB frame size the client
+    allows, then bytes that never add up to it. The client answers GOAWAY (FRAME_SIZE_ERROR) and
+    reads no further; this peer ignores that and stays connected, so the call ends at its own
+    timeout."""
+    conn.sendall(b"\xff\xff\xff" + bytes([H2_DATA, 0]) + (1).to_bytes(4, "big") + b"\x00" * 4096)
+
+
+H2_ANSWERS = {
+    "no-trailers": answer_without_trailers,
+    "huge-declared-length": answer_huge_declared_length,
+    "never-ending-body": answer_forever,
+    "oversized-h2-frame": answer_oversized_h2_frame,
+}
+
+
 @pytest.mark.parametrize("behaviour,reason", [
     ("hang", r"Health/Check: timeout"),
     # The RST can land on the cheap TCP probe (its connect sees ECONNRESET) or on Health/Check;
@@ -93,6 +185,10 @@ class RawPeer:
     ("reset", r"TCP: Connection reset by peer|Health/Check: connection (reset|refused or unreachable)"),
     ("http1", r"Health/Check: the peer closed without an HTTP/2 answer"),
     ("reset-mid-reply", r"Health/Check: connection reset"),
+    ("no-trailers", r"Health/Check: no grpc-status trailer"),
+    ("huge-declared-length", r"Health/Check: reply frame declares 4294967295 bytes but holds 8$"),
+    ("never-ending-body", r"Health/Check: reply too large$"),
+    ("oversized-h2-frame", r"Health/Check: timeout$"),
 ])
 def test_misbehaving_peer_is_not_yet_and_named(run, behaviour, reason):
     peer = RawPeer(behaviour)
