@@ -35,10 +35,13 @@ static void finish(struct drain *d, enum drain_outcome outcome, long now_ms)
     d->finished_ms = now_ms;
 }
 
-static void fill(const struct drain *d, int op, struct prober_request *req)
+/* Every request is bounded by the drain's own deadline: a GCS that stops answering mid-drain
+ * must not eat the grace period that stopping Ray still needs. */
+static void fill(const struct drain *d, int op, long now_ms, struct prober_request *req)
 {
     memset(req, 0, sizeof(*req));
     req->op = op;
+    req->budget_ms = d->deadline_ms - now_ms > 1 ? d->deadline_ms - now_ms : 1;
     req->port = d->gcs_port;
     snprintf(req->addr, sizeof(req->addr), "%s", d->gcs_addr);
     snprintf(req->name, sizeof(req->name), "%s", d->node_ip);
@@ -56,7 +59,7 @@ int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *w
     case DRAIN_DONE:
         return -1;
     case DRAIN_REQUESTING:
-        fill(d, PROBE_DRAIN, req);
+        fill(d, PROBE_DRAIN, now_ms, req);
         return 1;
     case DRAIN_WATCHING:
         if (now_ms >= d->deadline_ms) {
@@ -67,7 +70,7 @@ int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *w
             *wake_ms = d->next_poll_ms < d->deadline_ms ? d->next_poll_ms : d->deadline_ms;
             return 0;
         }
-        fill(d, PROBE_FIND_NODE, req);
+        fill(d, PROBE_FIND_NODE, now_ms, req);
         return 1;
     }
     return -1;

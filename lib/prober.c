@@ -27,7 +27,7 @@
  * prove the filter kills it and the parent says so. */
 #define PROBER_SELFTEST_ENV "RAYBOOT_PROBER_SELFTEST"
 
-static int tcp_probe(const char *addr, int port, char *reason, size_t cap)
+static int tcp_probe(const char *addr, int port, long timeout_ms, char *reason, size_t cap)
 {
     struct sockaddr_storage ss;
     socklen_t len;
@@ -56,7 +56,7 @@ static int tcp_probe(const char *addr, int port, char *reason, size_t cap)
     if (rc < 0 && errno == EINPROGRESS) {
         pfd.fd = fd;
         pfd.events = POLLOUT;
-        rc = poll(&pfd, 1, PROBE_TCP_TIMEOUT_MS);
+        rc = poll(&pfd, 1, (int)timeout_ms);
         if (rc == 0) {
             close(fd);
             snprintf(reason, cap, "timeout (no answer to the TCP connect)");
@@ -74,6 +74,11 @@ static int tcp_probe(const char *addr, int port, char *reason, size_t cap)
         return 0;
     }
     return 1;
+}
+
+static long tcp_timeout_ms(long budget_ms)
+{
+    return budget_ms > 0 && budget_ms < PROBE_TCP_TIMEOUT_MS ? budget_ms : PROBE_TCP_TIMEOUT_MS;
 }
 
 static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
@@ -111,12 +116,14 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
     struct gcs_node_counts counts;
     memset(reply, 0, sizeof(*reply));
     err.msg[0] = '\0';
+    grpc->budget_ms = req->budget_ms;
     switch (req->op) {
     case PROBE_RESOLVE:
         reply->ok = dns_resolve(dns, req->name, reply->addr, &err) == 0;
         break;
     case PROBE_TCP:
-        reply->ok = tcp_probe(req->addr, req->port, reply->reason, sizeof(reply->reason));
+        reply->ok = tcp_probe(req->addr, req->port, tcp_timeout_ms(req->budget_ms), reply->reason,
+                              sizeof(reply->reason));
         return;
     case PROBE_HEALTH:
         reply->ok = gcs_health_check(grpc, req->addr, req->port, &err) == 0;

@@ -70,6 +70,21 @@ static void progress_fail(struct progress *pr, const char *stage, const char *re
     }
 }
 
+/* What is left of a deadline, for the prober's budget: a last attempt ends with the deadline
+ * instead of running its full timeout past it. */
+static long left_until(long deadline)
+{
+    long left = deadline - wait_now_ms();
+    return left > 1 ? left : 1;
+}
+
+/* An attempt that the deadline cut short failed with "timeout" only because of the cut; the
+ * failure before it says more about why the wait did not succeed, so it stays the last one. */
+static bool cut_by_deadline(const struct progress *pr, long deadline)
+{
+    return pr->attempt > 0 && wait_now_ms() >= deadline;
+}
+
 static enum wait_result call(struct prober *p, struct prober_request *req, struct prober_reply *reply,
                              struct errbuf *err)
 {
@@ -110,10 +125,13 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         req.port = w->port;
         if (!addr[0] || wait_now_ms() - resolved_at >= DNS_REFRESH_MS) {
             req.op = PROBE_RESOLVE;
+            req.budget_ms = left_until(deadline);
             snprintf(req.name, sizeof(req.name), "%s", w->name);
             if (call(p, &req, &reply, err) != WAIT_READY)
                 return WAIT_PROBER_DIED;
             if (!reply.ok) {
+                if (cut_by_deadline(&pr, deadline))
+                    continue;
                 delay = backoff_next_ms(&dns_backoff);
                 progress_fail(&pr, "DNS", reply.reason, delay);
                 addr[0] = '\0';
@@ -131,11 +149,13 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         req.port = w->port;
         memcpy(req.addr, addr, DNS_ADDR_MAX_BYTES);
         req.op = PROBE_TCP;
+        req.budget_ms = left_until(deadline);
         stage = "TCP";
         if (call(p, &req, &reply, err) != WAIT_READY)
             return WAIT_PROBER_DIED;
         if (reply.ok) {
             req.op = PROBE_HEALTH;
+            req.budget_ms = left_until(deadline);
             stage = "Health/Check";
             if (call(p, &req, &reply, err) != WAIT_READY)
                 return WAIT_PROBER_DIED;
@@ -145,6 +165,8 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                 return WAIT_READY;
             }
         }
+        if (cut_by_deadline(&pr, deadline))
+            continue;
         delay = backoff_jitter_ms(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
         progress_fail(&pr, stage, reply.reason, delay);
         if (wait_sleep(delay, w->stop_fd) < 0)
@@ -172,6 +194,7 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
     req.port = port;
     snprintf(req.addr, sizeof(req.addr), "%s", addr);
     for (;;) {
+        req.budget_ms = left_until(deadline);
         if (call(p, &req, &reply, err) != WAIT_READY)
             return WAIT_PROBER_DIED;
         if (reply.ok) {

@@ -35,6 +35,7 @@ static void test_drain_then_watch_until_gone(void **state)
     assert_string_equal(req.name, "10.0.0.7");
     assert_string_equal(req.text, "evicted");
     assert_true(req.deadline_unix_ms > 0);
+    assert_int_equal(req.budget_ms, 10000); /* no RPC outlives the drain's deadline */
     r = answer(1, "abcd", "");
     drain_reply(&d, 1010, &r);
     /* Nothing until the first look is due. */
@@ -42,6 +43,7 @@ static void test_drain_then_watch_until_gone(void **state)
     assert_int_equal(wake, 1010 + DRAIN_POLL_MS);
     assert_int_equal(drain_step(&d, wake, &req, &wake), 1);
     assert_int_equal(req.op, PROBE_FIND_NODE);
+    assert_int_equal(req.budget_ms, 11000 - wake);
     /* Still there: keep looking. A GCS that did not answer proves nothing either. */
     r = answer(1, "", "");
     drain_reply(&d, 1300, &r);
