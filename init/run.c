@@ -198,6 +198,12 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
     struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
     sigset_t set;
 
+    /* Signals are blocked before anything else: a SIGTERM that arrives while planning stays
+     * pending instead of killing us (or, as PID 1, being dropped) and is acted on first. */
+    proc_catchable_signals(&set);
+    r->sigfd = proc_signalfd_open(&set, err);
+    if (r->sigfd < 0)
+        return EXIT_SOFTWARE;
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
     if (plan_build(&in, &r->plan, err) < 0)
@@ -221,9 +227,7 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
         errbuf_set(err, "out of memory");
         return EXIT_SOFTWARE;
     }
-    proc_catchable_signals(&set);
-    r->sigfd = proc_signalfd_open(&set, err);
-    if (r->sigfd < 0 || proc_become_subreaper(err) < 0)
+    if (proc_become_subreaper(err) < 0)
         return EXIT_SOFTWARE;
     if (prober_start(&r->prober, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), err) < 0)
         return EXIT_SOFTWARE;
@@ -248,7 +252,11 @@ int run_main(const struct cli *cli, const char *const *envp)
         run_end_reason(&r, "%s", err.msg);
     } else {
         log_plan(&r.plan);
-        if (r.plan.role == PLAN_ROLE_SUBMITTER)
+        supervise_signals(&r);
+        if (r.term_requested) {
+            run_end_reason(&r, "SIGTERM before Ray was started");
+            rc = r.settings.eviction_exit_code;
+        } else if (r.plan.role == PLAN_ROLE_SUBMITTER)
             rc = submit_from_plan(&r, envp);
         else if ((r.plan.role == PLAN_ROLE_HEAD ? start_head(&r) : start_worker(&r)) < 0 && r.ray_pid == 0 &&
                  r.cmd_pid == 0)

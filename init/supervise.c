@@ -76,7 +76,7 @@ void supervise_signals(struct run *r)
             if (r->term_requested)
                 log_info("SIGTERM again: already stopping");
             else
-                log_info("SIGTERM: draining this node and stopping");
+                log_info("SIGTERM: %s", r->ray_pid > 0 ? "draining this node and stopping" : "stopping");
             r->term_requested = true;
         } else {
             forward(r, sig);

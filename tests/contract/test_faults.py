@@ -191,3 +191,49 @@ def test_child_that_left_the_process_group_is_stopped_on_sigterm(pid1, pod_env, 
     os.kill(p.rayboot_pid, signal.SIGTERM)
     assert p.wait(20) == 0, p.err_path.read_text()
     assert not alive(leaver), "a child in its own process group outlived the pod"
+
+
+# PID 1 of the namespace blocks SIGTERM, sends it to itself and execs rayboot: the signal is
+# pending when rayboot starts, as a kubelet's SIGTERM is when it lands while rayboot plans.
+SIGTERM_THEN_EXEC = ("import os, signal, sys\n"
+                     "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
+                     "os.kill(os.getpid(), signal.SIGTERM)\n"
+                     "os.execv(sys.argv[1], sys.argv[1:])\n")
+
+
+@pytest.mark.parametrize("role", ["head", "worker"])
+def test_sigterm_while_planning_stops_before_ray_starts(pod_env, gcs, tmp_path, rayboot_bin, role):
+    env = pod_env()
+    if role == "worker":
+        env.update({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}",
+                    "RAYBOOT_POD_IP": "127.0.0.1"})
+        del env["RAYBOOT_PLUGIN_ARGS"]
+    proc = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child",
+                           PY, "-c", SIGTERM_THEN_EXEC, str(rayboot_bin), *(SLEEP if role == "head" else [])],
+                          env=env, capture_output=True, text=True, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+    assert "SIGTERM: stopping" in proc.stderr, proc.stderr
+    assert not (tmp_path / "ray.log").exists(), "Ray was started after a SIGTERM"
+
+
+def test_sigterm_while_draining_keeps_the_one_drain_going(run, gcs, tmp_path):
+    """The node never leaves (the drain runs to its deadline); a second SIGTERM in the middle of
+    the drain neither restarts it nor cuts it short, and the pod still ends inside its grace."""
+    from fake_gcs import DRAIN, Node
+    from test_pid1 import worker_env
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes[0].ip = "10.0.0.1"
+    gcs.drain_removes_node = False
+    r = run(worker_env(gcs.port, RAYBOOT_GRACE_PERIOD="6"))
+    r.wait_for_log("started ray")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    r.wait_for_log("draining node")
+    time.sleep(0.5)
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 0, r.stderr
+    assert time.monotonic() - t0 < 6, r.stderr
+    assert "SIGTERM again: already stopping" in r.stderr, r.stderr
+    assert gcs.methods().count(DRAIN) == 1, gcs.methods()
+    assert "left the cluster" not in r.stderr
