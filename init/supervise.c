@@ -293,8 +293,10 @@ static void monitor_head(struct run *r)
         log_info("the head answers again");
     r->head_lost_since_ms = 0;
     if (r->cluster_id[0] && strcmp(reply.value, r->cluster_id) != 0) {
-        log_info("the head is a new cluster (id %.12s..., was %.12s...): leaving the old one to join it", reply.value,
-                 r->cluster_id);
+        /* Said once; the SIGTERM is repeated at each look until ray start has gone. */
+        if (!r->restarting_ray)
+            log_info("the head is a new cluster (id %.12s..., was %.12s...): leaving the old one to join it",
+                     reply.value, r->cluster_id);
         r->restarting_ray = true;
         kill(r->ray_pid, SIGTERM);
         return;

@@ -60,3 +60,30 @@ def test_workers_rejoin_a_recreated_head(cluster):
         "workers must rejoin without being restarted"
     for w in workers:
         assert "joining the head again" in w.log(), w.log()
+
+
+def test_head_killed_while_the_workers_join(cluster):
+    """The head's pod is SIGKILLed (its node failed) while both workers' `ray start` is joining
+    it, and Volcano re-creates it with a new IP: the workers' pods are not restarted, they wait
+    for the new head and join it."""
+    job = cluster.job(ray_job(workers=2))
+    head, workers = job.pod("head"), [job.pod("worker", i) for i in range(2)]
+    head.start()
+    wait_until(lambda: "is SERVING" in head.log() or not head.running(), 180, "the head's GCS")
+    for w in workers:
+        w.start()
+    wait_until(lambda: all("started ray" in w.log() or not w.running() for w in workers), 120,
+               "the workers' ray start")
+    worker_pids = [w.pid1 for w in workers]
+    time.sleep(1)  # inside ray start: Python is up and dialling the GCS
+    old_ip = head.ip
+    head.kill()
+    time.sleep(3)
+    head.recreate()
+    assert head.ip != old_ip
+    wait_until(lambda: alive_count(head) == 3, 300, "the workers to join the new head", interval=2)
+    assert [w.pid1 for w in workers] == worker_pids and all(w.running() for w in workers), \
+        "workers must join the new head without being restarted\n" + logs(job)
+    for w in workers:
+        assert "joining the head again" in w.log(), w.log()
+        assert w.log().count("the head is a new cluster") <= 1, w.log()
