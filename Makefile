@@ -38,7 +38,7 @@ UNIT_CFLAGS  := $(COMMON) -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=ad
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
 # The sidecar's pure parsers are tested too; its main loop and HTTP glue are tested end to end.
-UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) sidecar/podreason.c
+UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) sidecar/podreason.c sidecar/route.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 
 # Objects are kept between runs (they are not throwaway intermediates).
