@@ -66,6 +66,10 @@ void grpc_reply_free(struct grpc_reply *r)
 
 int grpc_reply_append(struct grpc_reply *r, const void *data, size_t n)
 {
+    /* libcurl calls with zero bytes for an empty body, when body may still be NULL: memcpy to
+     * NULL is undefined even for zero bytes (found by fuzz/fuzz_grpc.c). */
+    if (n == 0)
+        return 0;
     if (n > r->max - r->len)
         return -1;
     if (r->len + n > r->cap) {
