@@ -38,8 +38,12 @@ UNIT_CFLAGS  := $(COMMON) -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=ad
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
 # The sidecar's pure parsers are tested too; its main loop and HTTP glue are tested end to end.
-UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) sidecar/podreason.c
+UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) sidecar/podreason.c sidecar/route.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
+# Each fuzz target's harness is also built without libFuzzer (fuzz/replay.c) and run by `make unit`
+# over its seeds and regression inputs.
+FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(sort $(wildcard fuzz/fuzz_*.c)))
+REPLAYS      := $(patsubst %,$(BUILD)/replay/fuzz_%,$(FUZZ_NAMES))
 
 # Objects are kept between runs (they are not throwaway intermediates).
 .SECONDARY:
@@ -63,6 +67,7 @@ help:
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
 	@echo "make lint       cppcheck and clang-tidy"
+	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 
 $(DEPS_OK): deps/build.sh
@@ -93,9 +98,14 @@ $(BUILD)/unit/%: tests/unit/%.c $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
-unit: $(UNIT_TESTS)
+unit: $(UNIT_TESTS) $(REPLAYS)
 	@failed=0; for t in $(UNIT_TESTS); do \
 	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || failed=1; \
+	done; \
+	for name in $(FUZZ_NAMES); do \
+	    dirs=fuzz/corpus/$$name; [ -d fuzz/regressions/$$name ] && dirs="$$dirs fuzz/regressions/$$name"; \
+	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 \
+	        $(BUILD)/replay/fuzz_$$name $$dirs || failed=1; \
 	done; exit $$failed
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
@@ -136,6 +146,7 @@ test: bootstrap
 	$(MAKE) unit
 	$(MAKE) unit-valgrind
 	$(MAKE) lint
+	$(MAKE) fuzz-ci
 	$(MAKE) venv
 	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
 
@@ -164,28 +175,69 @@ distclean:
 	rm -rf $(BUILD)
 
 # Fuzzing (clang, libFuzzer, ASan+UBSan): `make fuzz FUZZ_SECONDS=30` runs every target in fuzz/
-# for that long from its seed corpus in fuzz/corpus/<name>/; a crash fails the run and leaves its
-# input in build/fuzz/.
-FUZZ_SECONDS ?= 30
-FUZZ_CFLAGS  := $(COMMON) -Isidecar -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_TARGETS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard fuzz/fuzz_*.c)))
+# for that long, one after the other, from its seed corpus in fuzz/corpus/<name>/ (fuzz/README.md
+# lists them); a crash, a broken invariant or a hang fails the run and leaves its input in
+# build/fuzz/. `make fuzz-ci` is the same for FUZZ_CI_SECONDS each, as `make test` runs it.
+FUZZ_SECONDS    ?= 30
+FUZZ_CI_SECONDS ?= 10
+# A single input slower than this is a hang, not a slow parser.
+FUZZ_TIMEOUT_S  := 10
+FUZZ_CFLAGS  := $(COMMON) -Isidecar -Iinit -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_LIBS    := -lcurl
+FUZZ_TARGETS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 
 # cJSON is compiled in from its Debian source (deps/build.sh fetched it), so it is instrumented too.
 CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 
-# Each target: its harness, the sources it exercises, and cJSON.
-FUZZ_SRC_podreason := sidecar/podreason.c lib/json.c lib/errbuf.c
-FUZZ_SRC_jobsapi   := lib/jobsapi.c lib/json.c lib/errbuf.c
+# Each target: its harness, the sources it exercises (and cJSON). The planner pulls in every file
+# parser it calls.
+PLAN_SRC := lib/plan.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
+            lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c lib/errbuf.c
+GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/errbuf.c
+FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/errbuf.c
+FUZZ_SRC_jobsapi    := lib/jobsapi.c lib/json.c lib/errbuf.c
+FUZZ_SRC_flags      := init/cli.c lib/log.c $(PLAN_SRC)
+FUZZ_SRC_env        := lib/plan_render.c lib/settings.c $(PLAN_SRC)
+FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
+FUZZ_SRC_hosts      := lib/hosts.c
+FUZZ_SRC_resolvconf := lib/resolvconf.c
+FUZZ_SRC_volcano    := lib/volcano.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c lib/errbuf.c
+FUZZ_SRC_cgroup     := lib/cgroup.c
+FUZZ_SRC_address    := lib/address.c lib/dnsname.c lib/errbuf.c
+FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/errbuf.c
+FUZZ_SRC_protobuf   := lib/protobuf.c
+FUZZ_SRC_gcs        := $(GCS_SRC)
+FUZZ_SRC_drain      := lib/drain.c $(GCS_SRC)
+FUZZ_SRC_dashboard  := init/dashboard.c lib/curlbody.c lib/errbuf.c
+FUZZ_SRC_route      := sidecar/route.c
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(HEADERS) $(DEPS_OK)
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HEADERS) $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	$(Q)clang $(FUZZ_CFLAGS) -I$(dir $(CJSON_SRC)) -I$(PREFIX)/include $< $(FUZZ_SRC_$*) $(CJSON_SRC) -o $@
+	$(Q)clang $(FUZZ_CFLAGS) -I$(dir $(CJSON_SRC)) -I$(PREFIX)/include $< $(sort $(FUZZ_SRC_$*)) $(CJSON_SRC) \
+	    $(FUZZ_LIBS) -o $@
 
-.PHONY: fuzz
+.PHONY: fuzz fuzz-ci
 fuzz: $(FUZZ_TARGETS)
-	@for t in $(FUZZ_TARGETS); do \
-	    name=$$(basename $$t .c); name=$${name#fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$name; \
-	    (cd $(BUILD)/fuzz && ./$$(basename $$t) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	        corpus-$$name $(CURDIR)/fuzz/corpus/$$name) || exit 1; \
-	done
+	@for name in $(FUZZ_NAMES); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$name; \
+	    echo "fuzz: $$name for $(FUZZ_SECONDS) s"; \
+	    (cd $(BUILD)/fuzz && ./fuzz_$$name -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT_S) \
+	        -print_final_stats=1 corpus-$$name $(CURDIR)/fuzz/corpus/$$name) >$(BUILD)/fuzz/$$name.log 2>&1 || \
+	        { tail -n 60 $(BUILD)/fuzz/$$name.log; echo "fuzz: $$name failed; its input is in $(BUILD)/fuzz/ (crash-*, timeout-*, oom-*)"; exit 1; }; \
+	    grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' $(BUILD)/fuzz/$$name.log | tr '\n' ' '; echo; \
+	done; echo "fuzz: $(words $(FUZZ_NAMES)) targets, no crash"
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_CI_SECONDS)
+
+# The same harnesses without libFuzzer: fuzz/replay.c feeds them every seed and every regression
+# input, built with gcc and ASan+UBSan like the unit tests, so `make unit` checks them all.
+$(BUILD)/unit/obj/fuzz/%.o: UNIT_CFLAGS += -Iinit
+
+.SECONDEXPANSION:
+$(BUILD)/replay/fuzz_%: $(BUILD)/unit/obj/fuzz/fuzz_%.o $(BUILD)/unit/obj/fuzz/replay.o \
+        $$(patsubst %.c,$(BUILD)/unit/obj/%.o,$$(sort $$(FUZZ_SRC_$$*)))
+	@mkdir -p $(dir $@)
+	@echo "  LD-SAN  $@"
+	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@

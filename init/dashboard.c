@@ -12,19 +12,27 @@
 
 #define DASHBOARD_CONNECT_TIMEOUT_MS 2000
 
-int dashboard_init(struct dashboard *d, const char *base_url, const char *what, struct errbuf *err)
+int dashboard_base_parse(const char *base_url, const char *what, char base[DASHBOARD_BASE_MAX_BYTES],
+                         struct errbuf *err)
 {
     size_t len = strlen(base_url);
-    memset(d, 0, sizeof(*d));
-    if (strncmp(base_url, "http://", 7) != 0 || len <= 7 || len >= sizeof(d->base) ||
+    if (strncmp(base_url, "http://", 7) != 0 || len <= 7 || len >= DASHBOARD_BASE_MAX_BYTES ||
         strcspn(base_url + 7, "/?#@ \t\r\n") == 0)
         return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT (the dashboard, e.g. http://head:8265; "
                                "https is not supported)", what, base_url);
     if (strpbrk(base_url + 7, "?#@ \t\r\n"))
         return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT, without query, user or spaces", what, base_url);
-    memcpy(d->base, base_url, len + 1);
-    while (len > 7 && d->base[len - 1] == '/')
-        d->base[--len] = '\0';
+    memcpy(base, base_url, len + 1);
+    while (len > 7 && base[len - 1] == '/')
+        base[--len] = '\0';
+    return 0;
+}
+
+int dashboard_init(struct dashboard *d, const char *base_url, const char *what, struct errbuf *err)
+{
+    memset(d, 0, sizeof(*d));
+    if (dashboard_base_parse(base_url, what, d->base, err) < 0)
+        return -1;
     if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK || !(d->curl = curl_easy_init()))
         return errbuf_set(err, "libcurl failed to initialise");
     return 0;

@@ -9,9 +9,12 @@
 
 #include "errbuf.h"
 
+/* An http:// URL with a host name, a port and a path prefix fits with room to spare. */
+#define DASHBOARD_BASE_MAX_BYTES 512
+
 struct dashboard {
     void *curl;
-    char base[512]; /* http://host:port, no trailing slash */
+    char base[DASHBOARD_BASE_MAX_BYTES]; /* http://host:port, no trailing slash */
 };
 
 struct dashboard_reply {
@@ -22,6 +25,10 @@ struct dashboard_reply {
 
 /* base_url: http://HOST[:PORT][/]. `what` names where it came from, for the message. */
 int dashboard_init(struct dashboard *d, const char *base_url, const char *what, struct errbuf *err);
+/* The URL check and normalisation dashboard_init does, alone (pure, so it can be fuzzed): base gets
+ * base_url without trailing slashes. */
+int dashboard_base_parse(const char *base_url, const char *what, char base[DASHBOARD_BASE_MAX_BYTES],
+                         struct errbuf *err);
 void dashboard_free(struct dashboard *d);
 
 /* One request. -1 with a message when there was no HTTP answer (refused, timeout, reply larger

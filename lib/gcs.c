@@ -223,15 +223,30 @@ static int status_code(const uint8_t *msg, size_t len, int64_t *code)
     return rc;
 }
 
+int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err)
+{
+    struct pb_reader r;
+    struct pb_field f;
+    bool accepted = false;
+    int rc;
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == 1) {
+        if (f.number == 1 && f.wire == PB_VARINT)
+            accepted = f.varint != 0;
+    }
+    if (rc < 0)
+        return errbuf_set(err, "malformed DrainNodeReply");
+    if (!accepted)
+        return errbuf_set(err, "the GCS rejected the drain");
+    return 0;
+}
+
 int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_t id[GCS_NODE_ID_BYTES],
                    const char *reason_message, int64_t deadline_unix_ms, struct errbuf *err)
 {
     uint8_t req[1024];
     struct pb_writer w;
     struct grpc_reply reply;
-    struct pb_reader r;
-    struct pb_field f;
-    bool accepted = false;
     int rc;
 
     pb_writer_init(&w, req, sizeof(req));
@@ -240,19 +255,29 @@ int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_
     pb_put_bytes(&w, 3, reason_message, strlen(reason_message));
     pb_put_varint(&w, 4, (uint64_t)deadline_unix_ms);
     rc = small_call(c, ip, port, "/ray.rpc.autoscaler.AutoscalerStateService/DrainNode", &w, &reply, err);
-    if (rc == 0) {
-        pb_reader_init(&r, reply.msg, reply.msg_len);
-        while ((rc = pb_next(&r, &f)) == 1) {
-            if (f.number == 1 && f.wire == PB_VARINT)
-                accepted = f.varint != 0;
-        }
-        if (rc < 0)
-            rc = errbuf_set(err, "malformed DrainNodeReply");
-        else if (!accepted)
-            rc = errbuf_set(err, "the GCS rejected the drain");
-    }
+    if (rc == 0)
+        rc = gcs_decode_drain(reply.msg, reply.msg_len, err);
     grpc_reply_free(&reply);
     return rc;
+}
+
+int gcs_decode_cluster_id(const uint8_t *msg, size_t len, uint8_t id[GCS_CLUSTER_ID_MAX_BYTES], size_t *id_len,
+                          struct errbuf *err)
+{
+    struct pb_reader r;
+    struct pb_field f;
+    int rc;
+    *id_len = 0;
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == 1) {
+        if (f.number == 2 && f.wire == PB_BYTES && f.len <= GCS_CLUSTER_ID_MAX_BYTES) {
+            memcpy(id, f.data, f.len);
+            *id_len = f.len;
+        }
+    }
+    if (rc < 0 || *id_len == 0)
+        return errbuf_set(err, "GetClusterIdReply without a cluster id");
+    return 0;
 }
 
 int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len,
@@ -260,25 +285,22 @@ int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id,
 {
     struct pb_writer w;
     struct grpc_reply reply;
-    struct pb_reader r;
-    struct pb_field f;
     int rc;
     pb_writer_init(&w, NULL, 0);
     *len = 0;
     rc = small_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetClusterId", &w, &reply, err);
-    if (rc == 0) {
-        pb_reader_init(&r, reply.msg, reply.msg_len);
-        while ((rc = pb_next(&r, &f)) == 1) {
-            if (f.number == 2 && f.wire == PB_BYTES && f.len <= GCS_CLUSTER_ID_MAX_BYTES) {
-                memcpy(id, f.data, f.len);
-                *len = f.len;
-            }
-        }
-        if (rc < 0 || *len == 0)
-            rc = errbuf_set(err, "GetClusterIdReply without a cluster id");
-    }
+    if (rc == 0)
+        rc = gcs_decode_cluster_id(reply.msg, reply.msg_len, id, len, err);
     grpc_reply_free(&reply);
     return rc;
+}
+
+int gcs_decode_kv_put(const uint8_t *msg, size_t len, struct errbuf *err)
+{
+    int64_t code = 0;
+    if (status_code(msg, len, &code) < 0 || code != 0)
+        return errbuf_set(err, "InternalKVPut failed (status %lld)", (long long)code);
+    return 0;
 }
 
 int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value,
@@ -287,7 +309,6 @@ int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key,
     uint8_t req[1024];
     struct pb_writer w;
     struct grpc_reply reply;
-    int64_t code = 0;
     int rc;
     pb_writer_init(&w, req, sizeof(req));
     pb_put_bytes(&w, 1, key, strlen(key));
@@ -295,10 +316,27 @@ int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key,
     pb_put_varint(&w, 3, 1);
     pb_put_bytes(&w, 4, GCS_KV_NAMESPACE, strlen(GCS_KV_NAMESPACE));
     rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVPut", &w, &reply, err);
-    if (rc == 0 && (status_code(reply.msg, reply.msg_len, &code) < 0 || code != 0))
-        rc = errbuf_set(err, "InternalKVPut failed (status %lld)", (long long)code);
+    if (rc == 0)
+        rc = gcs_decode_kv_put(reply.msg, reply.msg_len, err);
     grpc_reply_free(&reply);
     return rc;
+}
+
+int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, struct errbuf *err)
+{
+    struct pb_reader r;
+    struct pb_field f;
+    int rc, found = 0;
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == 1) {
+        if (f.number == 2 && f.wire == PB_BYTES && cap > 0) {
+            size_t n = f.len < cap - 1 ? f.len : cap - 1;
+            memcpy(value, f.data, n);
+            value[n] = '\0';
+            found = 1;
+        }
+    }
+    return rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : found;
 }
 
 int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
@@ -307,25 +345,13 @@ int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key,
     uint8_t req[512];
     struct pb_writer w;
     struct grpc_reply reply;
-    struct pb_reader r;
-    struct pb_field f;
-    int rc, found = 0;
+    int rc;
     pb_writer_init(&w, req, sizeof(req));
     pb_put_bytes(&w, 1, key, strlen(key));
     pb_put_bytes(&w, 2, GCS_KV_NAMESPACE, strlen(GCS_KV_NAMESPACE));
     rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVGet", &w, &reply, err);
-    if (rc == 0) {
-        pb_reader_init(&r, reply.msg, reply.msg_len);
-        while ((rc = pb_next(&r, &f)) == 1) {
-            if (f.number == 2 && f.wire == PB_BYTES && cap > 0) {
-                size_t n = f.len < cap - 1 ? f.len : cap - 1;
-                memcpy(value, f.data, n);
-                value[n] = '\0';
-                found = 1;
-            }
-        }
-        rc = rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : found;
-    }
+    if (rc == 0)
+        rc = gcs_decode_kv_get(reply.msg, reply.msg_len, value, cap, err);
     grpc_reply_free(&reply);
     return rc;
 }

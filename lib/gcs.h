@@ -54,5 +54,14 @@ int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_count
 
 int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
                          struct errbuf *err);
+/* DrainNodeReply: 0 when is_accepted. */
+int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err);
+/* GetClusterIdReply: 0 with the id (at most GCS_CLUSTER_ID_MAX_BYTES; a longer one is skipped). */
+int gcs_decode_cluster_id(const uint8_t *msg, size_t len, uint8_t id[GCS_CLUSTER_ID_MAX_BYTES], size_t *id_len,
+                          struct errbuf *err);
+/* InternalKVGetReply: 1 with the value (NUL-terminated, cut to cap), 0 when absent, -1 malformed. */
+int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, struct errbuf *err);
+/* InternalKVPutReply: 0 when its GcsStatus is OK. */
+int gcs_decode_kv_put(const uint8_t *msg, size_t len, struct errbuf *err);
 
 #endif

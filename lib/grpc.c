@@ -64,12 +64,14 @@ void grpc_reply_free(struct grpc_reply *r)
     memset(r, 0, sizeof(*r));
 }
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+int grpc_reply_append(struct grpc_reply *r, const void *data, size_t n)
 {
-    struct grpc_reply *r = userp;
-    size_t n = size * nmemb;
+    /* libcurl calls with zero bytes for an empty body, when body may still be NULL: memcpy to
+     * NULL is undefined even for zero bytes (found by fuzz/fuzz_grpc.c). */
+    if (n == 0)
+        return 0;
     if (n > r->max - r->len)
-        return 0; /* aborts the transfer: CURLE_WRITE_ERROR */
+        return -1;
     if (r->len + n > r->cap) {
         size_t cap = r->cap ? r->cap : 256;
         uint8_t *grown;
@@ -79,13 +81,20 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
             cap = r->max;
         grown = realloc(r->body, cap);
         if (!grown)
-            return 0;
+            return -1;
         r->body = grown;
         r->cap = cap;
     }
     memcpy(r->body + r->len, data, n);
     r->len += n;
-    return n;
+    return 0;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+    size_t n = size * nmemb;
+    /* Returning less than n aborts the transfer: CURLE_WRITE_ERROR. */
+    return grpc_reply_append(userp, data, n) < 0 ? 0 : n;
 }
 
 /* Headers and trailers arrive here alike; only grpc-status and grpc-message matter. */
@@ -170,6 +179,11 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     if (rc != CURLE_OK)
         return errbuf_set(err, "%s", curl_reason(rc));
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
+    return grpc_reply_check(http_status, reply, err);
+}
+
+int grpc_reply_check(long http_status, struct grpc_reply *reply, struct errbuf *err)
+{
     if (http_status != 200)
         return errbuf_set(err, "HTTP status %ld (not a gRPC reply)", http_status);
     if (reply->grpc_status == -1)

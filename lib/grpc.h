@@ -43,4 +43,11 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
               size_t req_len, const struct grpc_call_limits *limits, struct grpc_reply *reply,
               struct errbuf *err);
 
+/* The two halves of reading a reply, apart from libcurl so they can be fuzzed. grpc_reply_append
+ * adds body bytes as they arrive (-1 past reply->max, or out of memory: the call is aborted);
+ * grpc_reply_check says what the finished transfer means, as grpc_call returns it (the headers
+ * and trailers went through grpc_header_line into reply->grpc_status and grpc_message). */
+int grpc_reply_append(struct grpc_reply *r, const void *data, size_t n);
+int grpc_reply_check(long http_status, struct grpc_reply *reply, struct errbuf *err);
+
 #endif

@@ -82,6 +82,8 @@ static void make_printable(char *msg, size_t cap)
     snprintf(msg, cap, "%s", out);
 }
 
+/* The attribute lets clang check fmt as it checks the callers' (-Wformat-nonliteral). */
+static void log_write(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void log_write(const char *level, const char *fmt, va_list ap)
 {
     char msg[LOG_LINE_MAX_BYTES];

@@ -167,6 +167,57 @@ static int read_key(const char *root, const char *dir, const char *name, char **
     return fsroot_read(root, path, VOLCANO_FILE_MAX_BYTES, text, NULL, err);
 }
 
+/* What a ConfigMap key (a file of /etc/volcano) holds, judged by its name alone. */
+enum key_kind { KEY_NONE, KEY_HOST_FILE, KEY_HOSTS_VAR, KEY_NUM_VAR };
+
+/* *.host files win over VC_*_HOSTS when the listing has any (have_host_files); VC_*_NUM is read
+ * for the cross-check either way. Dot files are the kubelet's (..data, ..2026_...). */
+static enum key_kind classify_key(const char *name, bool have_host_files, char key[DNS_LABEL_MAX_BYTES + 1])
+{
+    size_t n = strlen(name);
+    if (name[0] == '.')
+        return KEY_NONE;
+    if (key_from_host_file(name, key))
+        return KEY_HOST_FILE;
+    if (!have_host_files && key_from_var(name, n, "_HOSTS", key))
+        return KEY_HOSTS_VAR;
+    if (key_from_var(name, n, "_NUM", key))
+        return KEY_NUM_VAR;
+    return KEY_NONE;
+}
+
+/* Parses one key's text into t, taking ownership of text. */
+static int parse_key(struct volcano_task *t, enum key_kind kind, char *text, const char *what, struct errbuf *err)
+{
+    int rc;
+    if (kind == KEY_NUM_VAR) {
+        rc = parse_declared(t, text, what, err);
+        free(text);
+        return rc;
+    }
+    return task_set_hosts(t, text, kind == KEY_HOST_FILE ? '\n' : ',', what, err);
+}
+
+int volcano_parse_key(struct volcano_tasks *vt, const char *name, char *text, bool have_host_files,
+                      struct errbuf *err)
+{
+    char key[DNS_LABEL_MAX_BYTES + 1], what[512];
+    enum key_kind kind = classify_key(name, have_host_files, key);
+    struct volcano_task *t;
+
+    if (kind == KEY_NONE) {
+        free(text);
+        return 0;
+    }
+    snprintf(what, sizeof(what), "%s/%s", VOLCANO_DIR, name);
+    t = task_get(vt, key, true);
+    if (!t) {
+        free(text);
+        return errbuf_set(err, "%s: more than %d tasks", VOLCANO_DIR, VOLCANO_TASKS_MAX);
+    }
+    return parse_key(t, kind, text, what, err);
+}
+
 /* Loads every task from one directory listing: *.host files when any exist, else the
  * VC_*_HOSTS files; VC_*_NUM for the cross-check either way. */
 static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt,
@@ -186,7 +237,7 @@ static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt,
     /* Two passes over one listing: the .host files decide which source the lists come from. */
     while ((de = readdir(d)) != NULL) {
         char key[DNS_LABEL_MAX_BYTES + 1];
-        if (de->d_name[0] != '.' && key_from_host_file(de->d_name, key))
+        if (classify_key(de->d_name, false, key) == KEY_HOST_FILE)
             have_host_files = true;
     }
     rewinddir(d);
@@ -194,25 +245,17 @@ static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt,
         char key[DNS_LABEL_MAX_BYTES + 1], what[512];
         char *text = NULL;
         struct volcano_task *t;
-        size_t n = strlen(de->d_name);
-        bool host_file = key_from_host_file(de->d_name, key);
-        bool hosts_var = !host_file && !have_host_files && key_from_var(de->d_name, n, "_HOSTS", key);
-        bool num_var = !host_file && !hosts_var && key_from_var(de->d_name, n, "_NUM", key);
+        enum key_kind kind = classify_key(de->d_name, have_host_files, key);
 
-        if (de->d_name[0] == '.' || !(host_file || hosts_var || num_var))
+        if (kind == KEY_NONE)
             continue;
         snprintf(what, sizeof(what), "%s/%s", VOLCANO_DIR, de->d_name);
+        /* The task is made before the read, so that a 129th task is named as such. */
         t = task_get(vt, key, true);
-        if (!t) {
+        if (!t)
             rc = errbuf_set(err, "%s: more than %d tasks", VOLCANO_DIR, VOLCANO_TASKS_MAX);
-        } else if ((rc = read_key(root, dir, de->d_name, &text, err)) == 0) {
-            if (num_var) {
-                rc = parse_declared(t, text, what, err);
-                free(text);
-            } else {
-                rc = task_set_hosts(t, text, host_file ? '\n' : ',', what, err);
-            }
-        }
+        else if ((rc = read_key(root, dir, de->d_name, &text, err)) == 0)
+            rc = parse_key(t, kind, text, what, err);
     }
     closedir(d);
     return rc;

@@ -3,6 +3,7 @@
 #ifndef RAYBOOT_VOLCANO_H
 #define RAYBOOT_VOLCANO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "dnsname.h"
@@ -32,6 +33,13 @@ struct volcano_tasks {
 int volcano_load(const char *root, const char *const *envp, struct volcano_tasks *out,
                  struct errbuf *err);
 void volcano_tasks_free(struct volcano_tasks *vt);
+
+/* One key of the ConfigMap: its file name and contents (taken over, freed here). Adds or updates
+ * the task it names; names that are no Volcano key are ignored. have_host_files says whether the
+ * listing holds any *.host file (then the VC_*_HOSTS keys are ignored). Pure, so it can be
+ * fuzzed; volcano_load reads the files and calls the same parsing. */
+int volcano_parse_key(struct volcano_tasks *vt, const char *name, char *text, bool have_host_files,
+                      struct errbuf *err);
 
 /* Task name -> key ("gpu-workers" -> "gpu_workers"); false when it does not fit. */
 int volcano_task_key(const char *task, char key[DNS_LABEL_MAX_BYTES + 1]);

@@ -13,6 +13,7 @@ packages=(
     libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
     openssl                                                            # test CA for the sidecar
     clang clang-tidy cppcheck valgrind                                 # make lint, make fuzz, make unit-valgrind
+    libclang-rt-dev                                                    # libFuzzer for make fuzz (clang only recommends it)
     dnsmasq-base iproute2 util-linux nftables procps curl              # pod simulator
 )
 

@@ -1,5 +1,4 @@
 /* What each path answers. The HTTP mechanics are http.c's; the drain itself is loop.c's. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +6,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "route.h"
 #include "sidecar.h"
 
-/* A preStop hook's deadline in whole seconds; an hour is far past any grace period. */
-#define DRAIN_DEADLINE_MAX_S 3600
+/* A method other than GET or HEAD on a path that takes only those, or on no path at all. */
+#define WRONG_METHOD_FMT \
+    "%.100s: not found, or not with this method (GET /healthz /readyz /metrics, GET or POST /drain)\n"
 
 static void set(struct http_answer *a, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -22,19 +23,6 @@ static void set(struct http_answer *a, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(a->body, sizeof(a->body), fmt, ap);
     va_end(ap);
-}
-
-/* deadline=SECONDS: whole seconds, 1..DRAIN_DEADLINE_MAX_S. */
-static int parse_deadline(const char *text, long *ms)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 1 || v > DRAIN_DEADLINE_MAX_S)
-        return -1;
-    *ms = v * 1000;
-    return 0;
 }
 
 static void drain_json(const struct sidecar *s, struct http_answer *a)
@@ -65,13 +53,10 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
     cJSON_Delete(o);
 }
 
-static void drain_endpoint(struct sidecar *s, const char *deadline_arg, struct http_answer *a, bool *suspend)
+/* deadline_ms: the request's own deadline, or -1 for the grace period's. */
+static void drain_endpoint(struct sidecar *s, long deadline_ms, struct http_answer *a, bool *suspend)
 {
-    long budget_ms = s->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    if (deadline_arg && parse_deadline(deadline_arg, &budget_ms) < 0) {
-        set(a, 400, "deadline=%.40s: expected whole seconds from 1 to 3600\n", deadline_arg);
-        return;
-    }
+    long budget_ms = deadline_ms >= 0 ? deadline_ms : s->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
     if (sidecar_drain_done(s)) {
         drain_json(s, a);
         return;
@@ -84,34 +69,41 @@ static void drain_endpoint(struct sidecar *s, const char *deadline_arg, struct h
 void endpoints_answer(struct sidecar *s, const char *method, const char *path, const char *deadline_arg,
                       struct http_answer *a, bool *suspend)
 {
-    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    bool post = strcmp(method, "POST") == 0;
+    long deadline_ms = -1;
     *suspend = false;
     s->http_requests++;
-    if (strcmp(path, "/drain") == 0) {
-        if (get || post)
-            drain_endpoint(s, deadline_arg, a, suspend);
-        else
-            set(a, 405, "%s: use GET or POST\n", path);
-        return;
-    }
-    if (!get) {
-        set(a, strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 || strcmp(path, "/metrics") == 0
-                   ? 405 : 404,
-            "%.100s: not found, or not with this method (GET /healthz /readyz /metrics, GET or POST /drain)\n",
-            path);
-    } else if (strcmp(path, "/healthz") == 0) {
+    switch (route_request(method, path, deadline_arg, &deadline_ms)) {
+    case ROUTE_DRAIN:
+        drain_endpoint(s, deadline_ms, a, suspend);
+        break;
+    case ROUTE_BAD_DEADLINE:
+        set(a, 400, "deadline=%.40s: expected whole seconds from 1 to %d\n", deadline_arg, ROUTE_DEADLINE_MAX_S);
+        break;
+    case ROUTE_DRAIN_METHOD:
+        set(a, 405, "%s: use GET or POST\n", path);
+        break;
+    case ROUTE_HEALTHZ:
         set(a, 200, "ok\n");
-    } else if (strcmp(path, "/readyz") == 0) {
+        break;
+    case ROUTE_READYZ:
         if (!s->ready_checked)
             set(a, 503, "not ready: not looked yet\n");
         else
             set(a, s->ready ? 200 : 503, "%s: %.1500s\n", s->ready ? "ready" : "not ready", s->ready_reason);
-    } else if (strcmp(path, "/metrics") == 0) {
+        break;
+    case ROUTE_METRICS:
         a->status = 200;
         a->content_type = "text/plain; version=0.0.4; charset=utf-8";
         metrics_render(s, a->body, sizeof(a->body));
-    } else {
+        break;
+    case ROUTE_WRONG_METHOD:
+        set(a, 405, WRONG_METHOD_FMT, path);
+        break;
+    case ROUTE_NOT_FOUND_OTHER:
+        set(a, 404, WRONG_METHOD_FMT, path);
+        break;
+    case ROUTE_NOT_FOUND:
         set(a, 404, "%.100s: not found (GET /healthz /readyz /metrics, GET or POST /drain)\n", path);
+        break;
     }
 }

@@ -1,0 +1,39 @@
+/* libFuzzer target: lib/gcs.c's decoders on any bytes a GCS (or something posing as one) could
+ * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, and searched for a node address),
+ * GetClusterIdReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids
+ * have their advertised size, values stay NUL-terminated within their buffer. */
+#include <string.h>
+
+#include "fuzz.h"
+#include "gcs.h"
+
+/* As the prober's reply sizes its value (struct prober_reply.value). */
+#define FUZZ_VALUE_BYTES 256
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct gcs_node_counts counts;
+    struct errbuf err;
+    uint8_t node_id[GCS_NODE_ID_BYTES], cluster_id[GCS_CLUSTER_ID_MAX_BYTES];
+    char value[FUZZ_VALUE_BYTES];
+    size_t cluster_id_len = 0;
+    int found;
+
+    (void)gcs_decode_health(data, size, &err);
+    if (gcs_decode_node_counts(data, size, &counts, &err) == 0 &&
+        (counts.alive < 0 || counts.alive_workers < 0 || counts.alive_workers > counts.alive ||
+         (size_t)counts.alive > size))
+        __builtin_trap();
+    (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &err);
+    (void)gcs_decode_find_node(data, size, "", node_id, &err);
+    if (gcs_decode_cluster_id(data, size, cluster_id, &cluster_id_len, &err) == 0 &&
+        (cluster_id_len == 0 || cluster_id_len > GCS_CLUSTER_ID_MAX_BYTES))
+        __builtin_trap();
+    found = gcs_decode_kv_get(data, size, value, sizeof(value), &err);
+    if (found < -1 || found > 1 || (found == 1 && !fuzz_terminated(value, sizeof(value))))
+        __builtin_trap();
+    (void)gcs_decode_kv_put(data, size, &err);
+    if (!fuzz_terminated(err.msg, sizeof(err.msg)))
+        __builtin_trap();
+    return 0;
+}
