@@ -133,6 +133,8 @@ lint: $(DEPS_OK)
 	    --suppress=missingIncludeSystem -Ilib lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
 	    $(COMMON) -isystem $(PREFIX)/include
+	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(sort $(wildcard fuzz/*.c)) -- \
+	    $(COMMON) -Isidecar -Iinit -isystem $(PREFIX)/include
 
 bootstrap:
 	scripts/bootstrap.sh
