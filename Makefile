@@ -212,6 +212,7 @@ FUZZ_SRC_gcs        := $(GCS_SRC)
 FUZZ_SRC_drain      := lib/drain.c $(GCS_SRC)
 FUZZ_SRC_dashboard  := init/dashboard.c lib/curlbody.c lib/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c
+FUZZ_SRC_log        := lib/log.c
 
 # A target is rebuilt when its harness or any source it links changes.
 .SECONDEXPANSION:
