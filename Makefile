@@ -133,6 +133,8 @@ lint: $(DEPS_OK)
 	    --suppress=missingIncludeSystem -Ilib lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
 	    $(COMMON) -isystem $(PREFIX)/include
+	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(sort $(wildcard fuzz/*.c)) -- \
+	    $(COMMON) -Isidecar -Iinit -isystem $(PREFIX)/include
 
 bootstrap:
 	scripts/bootstrap.sh
@@ -210,8 +212,11 @@ FUZZ_SRC_gcs        := $(GCS_SRC)
 FUZZ_SRC_drain      := lib/drain.c $(GCS_SRC)
 FUZZ_SRC_dashboard  := init/dashboard.c lib/curlbody.c lib/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c
+FUZZ_SRC_log        := lib/log.c
 
-$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(HEADERS) $(DEPS_OK)
+# A target is rebuilt when its harness or any source it links changes.
+.SECONDEXPANSION:
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $$(FUZZ_SRC_$$*) $(HEADERS) $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
 	$(Q)clang $(FUZZ_CFLAGS) -I$(dir $(CJSON_SRC)) -I$(PREFIX)/include $< $(sort $(FUZZ_SRC_$*)) $(CJSON_SRC) \
@@ -235,7 +240,6 @@ fuzz-ci:
 # input, built with gcc and ASan+UBSan like the unit tests, so `make unit` checks them all.
 $(BUILD)/unit/obj/fuzz/%.o: UNIT_CFLAGS += -Iinit
 
-.SECONDEXPANSION:
 $(BUILD)/replay/fuzz_%: $(BUILD)/unit/obj/fuzz/fuzz_%.o $(BUILD)/unit/obj/fuzz/replay.o \
         $$(patsubst %.c,$(BUILD)/unit/obj/%.o,$$(sort $$(FUZZ_SRC_$$*)))
 	@mkdir -p $(dir $@)

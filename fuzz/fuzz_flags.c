@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     env_value = malloc(sizeof(env_name) + strlen(lines[0]));
     if (!env_value)
         abort();
-    memcpy(env_value, env_name, sizeof(env_name));
-    strcat(env_value, lines[0]);
+    memcpy(env_value, env_name, sizeof(env_name) - 1);
+    memcpy(env_value + sizeof(env_name) - 1, lines[0], strlen(lines[0]) + 1);
     envp[0] = env_value;
 
     argv[argc++] = "rayboot";

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <sanitizer/common_interface_defs.h>
+#include <sanitizer/lsan_interface.h>
 
 #include "fuzz.h"
 
@@ -65,6 +66,11 @@ static int replay_file(const char *path)
     snprintf(current, sizeof(current), "%s", path);
     LLVMFuzzerTestOneInput(buf, (size_t)len);
     free(buf);
+    /* A leak is found per input, as libFuzzer finds it, not once at exit for the whole run. */
+    if (__lsan_do_recoverable_leak_check()) {
+        name_current();
+        return -1;
+    }
     return 0;
 }
 

@@ -152,6 +152,12 @@ def main():
     write("dashboard", "json", "http://10.0.0.1:8265\n" + read(ROOT, "tests", "unit", "data", "jobsapi",
                                                                 "job-failed.json").decode())
     write("dashboard", "bad-url", "https://head:8265/?x=1\r\n\x00\xff\n")
+    for name, text in {"text-plain": "\x00waiting for ray-cluster-head-0.ray-cluster.default.svc.cluster.local:6379 "
+                       "(attempt 3, 2.1 s): connection refused",
+                       "json-quotes": "\x01RAYBOOT_HEAD_ADDRESS=\"h\\x\": port is not a number\n(expected host:port)",
+                       "json-bytes": b"\x01reason unknown (\xc3\xa9\x7f\x1b[31m\t\r)",
+                       "text-bytes": b"\x00\xff\xfe\x01\x02 evicted"}.items():
+        write("log", name, text)
     for name, text in {"healthz": "GET\n/healthz", "readyz": "HEAD\n/readyz", "metrics": "GET\n/metrics",
                        "drain": "POST\n/drain\n25", "drain-get": "GET\n/drain", "drain-put": "PUT\n/drain",
                        "bad-deadline": "GET\n/drain\n3601", "post-healthz": "POST\n/healthz",

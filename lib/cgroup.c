@@ -52,7 +52,9 @@ int cgroup_parse_cpu_max(const char *text, long *cpus)
     }
     if (quota / period >= 1u << 20) /* more CPUs than any machine has: malformed */
         return -1;
-    *cpus = (long)((quota + period - 1) / period);
+    /* Rounded up without quota + period - 1, which wraps for huge values and made "no limit" of
+     * a limit (found by fuzz/fuzz_cgroup.c). */
+    *cpus = (long)(quota / period + (quota % period != 0));
     return 0;
 }
 

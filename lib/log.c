@@ -9,10 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Long enough for any message we write, including a full host:port and a reason; longer
- * messages are cut, never split across lines. */
-#define LOG_LINE_MAX_BYTES 4096
-
 static const char *log_program = "rayboot";
 static enum log_format log_fmt = LOG_FORMAT_TEXT;
 static bool log_debug_enabled;
@@ -82,33 +78,44 @@ static void make_printable(char *msg, size_t cap)
     snprintf(msg, cap, "%s", out);
 }
 
+size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program,
+                       const char *level, const char *message)
+{
+    char msg[LOG_LINE_MAX_BYTES];
+    size_t len = 0;
+    int n;
+
+    snprintf(msg, sizeof(msg), "%s", message);
+    make_printable(msg, sizeof(msg));
+    if (format == LOG_FORMAT_JSON) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        n = snprintf(line, LOG_LINE_MAX_BYTES, "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"program\":\"%s\",\"msg\":\"",
+                     (long long)ts.tv_sec, ts.tv_nsec / 1000000, level, program);
+        len = (n > 0 && (size_t)n < LOG_LINE_MAX_BYTES) ? (size_t)n : 0;
+        /* Room is kept for the closing quote, brace and newline. */
+        json_escape_into(line, &len, LOG_LINE_MAX_BYTES - 3, msg);
+        line[len++] = '"';
+        line[len++] = '}';
+        line[len++] = '\n';
+    } else {
+        n = snprintf(line, LOG_LINE_MAX_BYTES - 1, "%s: %s: %s", program, level, msg);
+        len = n < 0 ? 0 : ((size_t)n < LOG_LINE_MAX_BYTES - 1 ? (size_t)n : LOG_LINE_MAX_BYTES - 2);
+        line[len++] = '\n';
+    }
+    return len;
+}
+
 /* The attribute lets clang check fmt as it checks the callers' (-Wformat-nonliteral). */
 static void log_write(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void log_write(const char *level, const char *fmt, va_list ap)
 {
     char msg[LOG_LINE_MAX_BYTES];
     char line[LOG_LINE_MAX_BYTES];
-    size_t len = 0;
-    int n;
+    size_t len;
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    make_printable(msg, sizeof(msg));
-    if (log_fmt == LOG_FORMAT_JSON) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        n = snprintf(line, sizeof(line), "{\"ts\":%lld.%03ld,\"level\":\"%s\",\"program\":\"%s\",\"msg\":\"",
-                     (long long)ts.tv_sec, ts.tv_nsec / 1000000, level, log_program);
-        len = (n > 0 && (size_t)n < sizeof(line)) ? (size_t)n : 0;
-        /* Room is kept for the closing quote, brace and newline. */
-        json_escape_into(line, &len, sizeof(line) - 3, msg);
-        line[len++] = '"';
-        line[len++] = '}';
-        line[len++] = '\n';
-    } else {
-        n = snprintf(line, sizeof(line) - 1, "%s: %s: %s", log_program, level, msg);
-        len = n < 0 ? 0 : ((size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 2);
-        line[len++] = '\n';
-    }
+    len = log_format_line(line, log_fmt, log_program, level, msg);
     /* A short write to stderr has nowhere better to be reported; the line is lost. */
     ssize_t written = write(STDERR_FILENO, line, len);
     (void)written;

@@ -12,9 +12,12 @@ struct word {
     size_t len;
 };
 
+/* Any blank separates words, not only space and tab: a word ends at the first isspace() byte,
+ * so skipping less than that returned empty words forever on a line with '\r' (a CRLF file) or
+ * '\f' in it (found by fuzz/fuzz_resolvconf.c: rayboot hung at start-up). */
 static bool word_next(const char **p, const char *end, struct word *w)
 {
-    while (*p < end && (**p == ' ' || **p == '\t'))
+    while (*p < end && isspace((unsigned char)**p))
         (*p)++;
     if (*p >= end || **p == '#' || **p == ';')
         return false;

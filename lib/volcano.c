@@ -314,8 +314,11 @@ static int finish(struct volcano_tasks *vt, struct errbuf *err)
             vt->tasks[kept++] = vt->tasks[i];
     }
     vt->ntasks = kept;
-    if (kept == 0)
+    if (kept == 0) {
+        /* "Not a Volcano pod" leaves the caller nothing to free (a leak found by fuzz/fuzz_env.c). */
+        volcano_tasks_free(vt);
         return 0;
+    }
     qsort(vt->tasks, vt->ntasks, sizeof(*vt->tasks), compare_tasks);
     (void)err;
     return 1;

@@ -15,7 +15,9 @@ static void test_cpu_max(void **state)
         const char *text;
         long cpus;
     } ok[] = {{"max 100000\n", 0}, {"50000 100000\n", 1}, {"100000 100000", 1}, {"350000 100000\n", 4},
-              {"200000 100000\n", 2}, {"1 100000", 1}};
+              {"200000 100000\n", 2}, {"1 100000", 1},
+              /* quota + period overflows 64 bits: still 185 CPUs, not 0 ("no limit"). */
+              {"18401844637218545807 100000000000000013\n", 185}};
     (void)state;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         long cpus = -1;

@@ -51,6 +51,25 @@ static void test_junk(void **state)
     assert_int_equal(rc.ndots, 1);
 }
 
+/* CRLF line ends and other blanks (\f, \v) separate words like spaces: no empty entries, and no
+ * endless loop (a regression found by fuzzing; fuzz/regressions/resolvconf). */
+static void test_crlf_and_odd_blanks(void **state)
+{
+    struct resolvconf rc;
+    (void)state;
+    resolvconf_parse("search ns1.svc.cluster.local svc.cluster.local\r\nnameserver 10.96.0.10\r\n"
+                     "options ndots:5\r\n", &rc);
+    assert_int_equal(rc.nsearch, 2);
+    assert_string_equal(rc.search[1], "svc.cluster.local");
+    assert_int_equal(rc.nnameservers, 1);
+    assert_string_equal(rc.nameservers[0], "10.96.0.10");
+    assert_int_equal(rc.ndots, 5);
+    resolvconf_parse("options ndots:0\f\nsearch a.svc.b\v\f c\n", &rc);
+    assert_int_equal(rc.ndots, 0);
+    assert_int_equal(rc.nsearch, 2);
+    assert_string_equal(rc.search[1], "c");
+}
+
 /* A non-default domain. */
 static void test_custom_domain(void **state)
 {
@@ -66,6 +85,7 @@ int main(void)
         cmocka_unit_test(test_kubelet_file),
         cmocka_unit_test(test_resolver_rules),
         cmocka_unit_test(test_junk),
+        cmocka_unit_test(test_crlf_and_odd_blanks),
         cmocka_unit_test(test_custom_domain),
     };
     return cmocka_run_group_tests_name("resolvconf", tests, NULL, NULL);
