@@ -74,7 +74,8 @@ def setup(scenario: str, workdir: pathlib.Path):
         records = ["127.0.0.1"] + [f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}" for i in range(1, MANY_RECORDS)]
         dns = FakeDns({"gcs.test": records if many else ["127.0.0.1"]}, truncate=many)
         gcs = FakeGcs()
-        env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")), RAYBOOT_HEAD_ADDRESS=f"gcs.test:{gcs.port}")
+        env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")),
+                   RAYBOOT_HEAD_ADDRESS=f"gcs.test:{gcs.port}")
         return [dns, gcs], env, [], None
     if scenario == "ipv6":
         dns = FakeDns({"gcs.test": ["::1"]}, host="::1")
@@ -85,7 +86,8 @@ def setup(scenario: str, workdir: pathlib.Path):
         return [dns, gcs], env, [], None
     if scenario == "not-serving":
         gcs = SlowToServe(NOT_SERVING_CHECKS)
-        env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")), RAYBOOT_HEAD_ADDRESS=f"127.0.0.1:{gcs.port}")
+        env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")),
+                   RAYBOOT_HEAD_ADDRESS=f"127.0.0.1:{gcs.port}")
         return [gcs], env, [], None
     if scenario == "big-cluster":
         gcs = FakeGcs()

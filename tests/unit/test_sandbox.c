@@ -65,7 +65,8 @@ static int make_call(enum call c)
     case CALL_SOCKET_UDP4:
         return syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) >= 0 ? 0 : 12;
     case CALL_MMAP_RW:
-        return (void *)syscall(SYS_mmap, NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED ? 0 : 13;
+        page = (void *)syscall(SYS_mmap, NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return page != MAP_FAILED ? 0 : 13;
     case CALL_MPROTECT_RW:
         return syscall(SYS_mprotect, page, 4096, PROT_READ | PROT_WRITE) == 0 ? 0 : 14;
     case CALL_SOCKET_UNIX:
