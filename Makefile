@@ -89,6 +89,23 @@ $(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC) $(L
 	@echo "  LD      $@"
 	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(SIDECAR_LIBS) -o $@
 
+# Test builds of rayboot for tests/contract/test_seccomp_minimal.py, never shipped:
+# build/knockout/NAME/rayboot leaves the prober's seccomp rule NAME out (lib/sandbox.c names them),
+# NAME+nobrk also makes brk fail (malloc's mmap path), none+nobrk only that. Only lib/sandbox.c is
+# compiled again; everything else is the release objects.
+KO_OBJS  := $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(filter-out lib/sandbox.c,$(LIB_SRC)))
+ko_words  = $(subst +, ,$(1))
+ko_defs   = $(if $(filter-out none,$(firstword $(call ko_words,$(1)))),-DRAYBOOT_SECCOMP_DROP='"$(firstword $(call ko_words,$(1)))"') \
+            $(if $(filter nobrk,$(call ko_words,$(1))),-DRAYBOOT_SECCOMP_TEST_BRK_FAILS)
+
+$(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(HEADERS) $(DEPS_OK) VERSION
+	@mkdir -p $(dir $@)
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
+
+$(BUILD)/knockout/%/rayboot: $(BUILD)/knockout/%/sandbox.o $(KO_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
+
 $(BUILD)/unit/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
@@ -171,7 +188,7 @@ bench: bootstrap
 	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
-	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit
+	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout
 
 distclean:
 	rm -rf $(BUILD)

@@ -9,18 +9,21 @@
 #include "log.h"
 #include "plan.h"
 #include "plan_render.h"
+#include "settings.h"
 
 int plan_cmd_run(const struct cli *cli, const char *const *envp)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
     struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
     struct plan plan;
+    struct settings settings;
     struct errbuf err;
     char *out;
 
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
-    if (plan_build(&in, &plan, &err) < 0) {
+    /* The run's knobs are checked too: what `plan` accepts, the run accepts. */
+    if (plan_build(&in, &plan, &err) < 0 || settings_load(envp, &settings, &err) < 0) {
         log_error("%s", err.msg);
         plan_free(&plan);
         return EXIT_CONFIG;

@@ -49,8 +49,10 @@ static void reap(struct run *r)
             r->cmd_pid = 0;
             log_info("the command exited (%d)", proc_exit_code(status));
         } else if (pid == r->prober.pid) {
+            struct errbuf err;
             r->prober.pid = -1;
-            log_warn("the prober exited unexpectedly (%d); the head is no longer watched", proc_exit_code(status));
+            prober_end_reason(pid, status, &err);
+            log_warn("%s; the head is no longer watched", err.msg);
         }
     }
 }

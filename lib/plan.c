@@ -272,6 +272,9 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
     char tasks[512];
     size_t t, i;
 
+    if (submitter_name && !dnsname_label_valid(submitter_name, strlen(submitter_name)))
+        return errbuf_set(err, "RAYBOOT_SUBMITTER_TASK=%.80s: not a valid task name (lower-case letters, digits "
+                               "and '-', at most 63)", submitter_name);
     list_tasks(vt, tasks, sizeof(tasks));
     if (submitter == head)
         submitter = NULL; /* a head is a head, whatever the submitter task is called */
@@ -550,6 +553,10 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     }
     if (find_namespace(in, &pod, &rc, p, err) < 0 || find_cluster_domain(in, &pod, &rc, p, err) < 0)
         return -1;
+    /* A pod name is an RFC 1123 name; the sidecar puts it in an API URL path, Ray in an id. */
+    if (pod_name && !dnsname_valid(pod_name, strlen(pod_name)))
+        return errbuf_set(err, "RAYBOOT_POD_NAME=%.80s: not a valid pod name (the downward API's metadata.name)",
+                          pod_name);
     copy_str(p->pod_name, sizeof(p->pod_name), pod_name ? pod_name : pod.hostname);
     if (find_pod_ip(in, &pod, p, err) < 0)
         return -1;

@@ -19,6 +19,7 @@
 
 #include "gcs.h"
 #include "grpc.h"
+#include "log.h"
 #include "sandbox.h"
 
 /* A TCP connect to a live port answers in a round trip; past this the SYN was dropped. */
@@ -209,19 +210,24 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Describes how the prober ended, for a message the user can act on. */
+int prober_end_reason(pid_t pid, int status, struct errbuf *err)
+{
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        return errbuf_set(err, "the prober (pid %d) was killed by SIGSYS: it made a system call outside "
+                               "its seccomp allowlist (a rayboot bug; please report it)", (int)pid);
+    if (WIFSIGNALED(status))
+        return errbuf_set(err, "the prober (pid %d) was killed by signal %d", (int)pid, WTERMSIG(status));
+    return errbuf_set(err, "the prober (pid %d) exited with status %d", (int)pid, WEXITSTATUS(status));
+}
+
+/* Reaps a prober that stopped answering, and says how it ended. */
 static int prober_died(struct prober *p, struct errbuf *err)
 {
     int status = 0;
     pid_t pid = p->pid;
     if (pid > 0 && waitpid(pid, &status, 0) == pid) {
         p->pid = -1;
-        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
-            return errbuf_set(err, "the prober (pid %d) was killed by SIGSYS: it made a system call outside "
-                                   "its seccomp allowlist (a rayboot bug; please report it)", (int)pid);
-        if (WIFSIGNALED(status))
-            return errbuf_set(err, "the prober (pid %d) was killed by signal %d", (int)pid, WTERMSIG(status));
-        return errbuf_set(err, "the prober (pid %d) exited with status %d", (int)pid, WEXITSTATUS(status));
+        return prober_end_reason(pid, status, err);
     }
     return errbuf_set(err, "the prober is gone");
 }
@@ -334,17 +340,24 @@ void prober_abort(struct prober *p)
 
 void prober_stop(struct prober *p)
 {
+    int status = 0;
+    pid_t reaped = 0;
     if (p->fd >= 0)
         close(p->fd);
     p->fd = -1;
     if (p->pid > 0) {
         /* Closing the socket ends its loop; a prober stuck in a call is not waited for. */
         struct timespec pause = {0, 10 * 1000 * 1000};
-        for (int i = 0; i < 50 && waitpid(p->pid, NULL, WNOHANG) == 0; i++)
+        for (int i = 0; i < 50 && (reaped = waitpid(p->pid, &status, WNOHANG)) == 0; i++)
             nanosleep(&pause, NULL);
-        if (waitpid(p->pid, NULL, WNOHANG) == 0) {
+        if (reaped == 0) {
             kill(p->pid, SIGKILL);
             waitpid(p->pid, NULL, 0);
+        } else if (reaped == p->pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+            /* Even on its way out (exit_group), a call outside the allowlist is a bug to report. */
+            struct errbuf err;
+            prober_end_reason(p->pid, status, &err);
+            log_warn("%s", err.msg);
         }
     }
     p->pid = -1;

@@ -65,7 +65,11 @@ int prober_send(struct prober *p, const struct prober_request *req, struct errbu
 int prober_receive(struct prober *p, struct prober_reply *reply, struct errbuf *err);
 void prober_abort(struct prober *p);
 
-/* Closes the socket and reaps the prober. */
+/* Closes the socket and reaps the prober; logs a warning if it was killed by SIGSYS on its way out. */
 void prober_stop(struct prober *p);
+
+/* The message for a prober that ended with wait status `status` (killed by SIGSYS: a call outside
+ * its seccomp allowlist). Always returns -1. */
+int prober_end_reason(pid_t pid, int status, struct errbuf *err);
 
 #endif

@@ -1,77 +1,125 @@
-/* The prober's seccomp filter, built with libseccomp. Each allowed call says why it is needed.
- * The set is what strace shows the confined prober using with musl, c-ares and libcurl (no
- * open(2): files are read before confinement), plus a few calls that rare paths need. */
+/* The prober's seccomp filter (libseccomp): an allowlist, each rule with the call path that needs
+ * it. tests/contract/test_seccomp_minimal.py proves every rule needed: a test build without it
+ * dies by SIGSYS in a scenario that takes that path (or the test names the rare path that keeps
+ * it). No open(2): files are read before confinement. README "The prober's seccomp allowlist". */
 #include "sandbox.h"
 
 #include <errno.h>
 #include <stddef.h>
-#include <sys/ioctl.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <seccomp.h>
 
-struct allowed {
+/* The bits of socket(2)'s type argument that are the type; the rest are SOCK_NONBLOCK and
+ * SOCK_CLOEXEC. */
+#define SOCKET_TYPE_MASK 0xf
+
+struct rule {
+    const char *name; /* how tests, knockout builds and README name the rule */
     int nr;
-    const char *why;
+    unsigned int nargs;
+    struct scmp_arg_cmp args[2];
 };
 
-#define ALLOW(name, why) {SCMP_SYS(name), why}
+#define ALLOW(call) {#call, SCMP_SYS(call), 0, {{0}}}
+#define ALLOW_IF(name, call, cmp) {name, SCMP_SYS(call), 1, {cmp}}
+#define ARG_EQ(n, value) {.arg = (n), .op = SCMP_CMP_EQ, .datum_a = (value), .datum_b = 0}
+#define ARG_MASKED_EQ(n, mask, value) {.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (value)}
+#define ALLOW_SOCKET(name, family, type)                                                                               \
+    {name, SCMP_SYS(socket), 2, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type)}}
 
-static const struct allowed prober_syscalls[] = {
-    /* Seen under strace (tests/e2e traces the prober on both the head's and a worker's path). */
-    ALLOW(recvfrom, "requests from the parent (recv), DNS replies, HTTP/2 frames"),
-    ALLOW(sendto, "replies to the parent (send), DNS queries, HTTP/2 frames"),
-    ALLOW(connect, "TCP to the GCS; UDP association to the nameserver"),
-    ALLOW(getsockopt, "SO_ERROR after a non-blocking connect"),
-    ALLOW(setsockopt, "libcurl sets TCP_NODELAY"),
-    ALLOW(getsockname, "libcurl records the local address"),
-    ALLOW(getpeername, "libcurl records the peer address"),
-    ALLOW(fcntl, "O_NONBLOCK on sockets"),
-    ALLOW(poll, "waiting on sockets"),
-    ALLOW(close, "every socket we open"),
-    ALLOW(mmap, "malloc of large blocks (musl)"),
-    ALLOW(munmap, "free of large blocks"),
-    ALLOW(brk, "malloc"),
-    ALLOW(exit_group, "leaving"),
-    /* Not seen in a normal run, but reachable: each would otherwise turn a rare path into a
-     * crash. */
-    ALLOW(mremap, "musl realloc of a large node list"),
-    ALLOW(madvise, "musl malloc giving memory back"),
-    ALLOW(clock_gettime, "timeouts, when the vDSO is not mapped"),
-    ALLOW(writev, "libc's last words on stderr (musl writes with writev)"),
-    ALLOW(rt_sigprocmask, "musl masks signals around abort()"),
-    ALLOW(exit, "leaving"),
+static const struct rule prober_rules[] = {
+    /* Sockets: only IPv4 and IPv6, only TCP and UDP (no raw, packet, netlink or unix sockets). */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_DGRAM", AF_INET, SOCK_DGRAM),     /* c-ares: a DNS query over UDP */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM", AF_INET, SOCK_STREAM),   /* TCP probe, libcurl, c-ares TCP */
+    ALLOW_SOCKET("socket-AF_INET6-SOCK_DGRAM", AF_INET6, SOCK_DGRAM),   /* c-ares: an IPv6 nameserver */
+    ALLOW_SOCKET("socket-AF_INET6-SOCK_STREAM", AF_INET6, SOCK_STREAM), /* TCP probe, libcurl: IPv6 GCS */
+    ALLOW(connect),     /* TCP probe, libcurl to the GCS, c-ares to its nameserver (UDP and TCP) */
+    ALLOW(fcntl),       /* c-ares and libcurl: O_NONBLOCK (F_GETFL/F_SETFL), c-ares: FD_CLOEXEC */
+    ALLOW(setsockopt),  /* libcurl and c-ares' TCP: TCP_NODELAY */
+    ALLOW(getsockopt),  /* SO_ERROR after a non-blocking connect: TCP probe, libcurl's verifyconnect */
+    ALLOW(getsockname), /* libcurl: the connection's local address (Curl_conninfo_local) */
+    ALLOW(getpeername), /* libcurl: the connection's peer address, after connect */
+    ALLOW(poll),        /* every wait on sockets: TCP probe, dns.c's loop, libcurl's multi (Curl_poll) */
+    ALLOW(sendto),      /* send(2): replies to the parent, c-ares' UDP queries, libcurl's HTTP/2 frames */
+    ALLOW(recvfrom),    /* recv(2): the parent's requests, DNS replies (UDP and TCP), HTTP/2 frames */
+    ALLOW(writev),      /* c-ares 1.18 sends DNS over TCP with writev (a truncated UDP answer) */
+    ALLOW(close),       /* every socket closed: c-ares, libcurl, TCP probe */
+    /* musl's malloc (mallocng), which c-ares, libcurl and nghttp2 call on every request. Never
+     * executable memory: mmap without PROT_EXEC, mprotect only to read+write. */
+    ALLOW_IF("mmap", mmap, ARG_MASKED_EQ(2, PROT_EXEC, 0)), /* malloc: a new group or a block >= 128 KiB */
+    ALLOW(munmap),                                          /* free: a whole group or a large block */
+    ALLOW_IF("madvise", madvise, ARG_EQ(2, MADV_FREE)),     /* free: pages inside a slot of a kept group */
+    ALLOW_IF("mremap", mremap, ARG_EQ(3, MREMAP_MAYMOVE)),  /* realloc of a block >= 128 KiB (big node list) */
+    ALLOW(brk),                                             /* malloc: a new page of its metadata area */
+    ALLOW_IF("mprotect", mprotect, ARG_EQ(2, PROT_READ | PROT_WRITE)), /* the same when brk fails: mmap'd */
+    /* The rest. */
+    ALLOW(clock_gettime), /* every timeout (libcurl, c-ares, ours): the vDSO, a syscall on vDSO-less clocks */
+    ALLOW(exit_group),    /* _exit(2) (musl has no other way out) */
 };
 
-/* socket(2) only for the address families the prober needs. */
-static int allow_sockets(scmp_filter_ctx ctx)
+#if defined(RAYBOOT_SECCOMP_DROP) || defined(RAYBOOT_SECCOMP_TEST_BRK_FAILS)
+/* Test builds only (build/knockout/, never `make all`): RAYBOOT_SECCOMP_DROP="name" leaves one rule
+ * out, to prove it needed. The marker lets tests tell such a binary from a release one. */
+#define SANDBOX_TEST_BUILD 1
+const char *volatile sandbox_test_build_marker = "rayboot seccomp test build, not for release";
+#endif
+
+/* What the filter does with a call a rule names: allow it, except in test builds. */
+static uint32_t rule_action(const struct rule *r)
 {
-    static const int families[] = {AF_INET, AF_INET6};
-    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
-        if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i])) < 0)
-            return -1;
+#ifdef RAYBOOT_SECCOMP_TEST_BRK_FAILS
+    /* Test builds only: brk fails as when the heap cannot grow, so malloc takes its mmap path. */
+    if (strcmp(r->name, "brk") == 0)
+        return SCMP_ACT_ERRNO(ENOMEM);
+#else
+    (void)r;
+#endif
+    return SCMP_ACT_ALLOW;
+}
+
+static int add_rules(scmp_filter_ctx ctx, struct errbuf *err)
+{
+    size_t dropped = 0;
+    for (size_t i = 0; i < sizeof(prober_rules) / sizeof(prober_rules[0]); i++) {
+        const struct rule *r = &prober_rules[i];
+        int rc;
+#ifdef RAYBOOT_SECCOMP_DROP
+        if (strcmp(r->name, RAYBOOT_SECCOMP_DROP) == 0) {
+            dropped++;
+            continue;
+        }
+#endif
+        rc = seccomp_rule_add_array(ctx, rule_action(r), r->nr, r->nargs, r->args);
+        if (rc < 0)
+            return errbuf_set(err, "cannot add the seccomp rule %s (error %d)", r->name, -rc);
     }
+#ifdef SANDBOX_TEST_BUILD
+    (void)sandbox_test_build_marker; /* a volatile read: keeps the marker in the binary */
+#endif
+#ifdef RAYBOOT_SECCOMP_DROP
+    if (dropped != 1)
+        return errbuf_set(err, "knockout build: no seccomp rule is named %s", RAYBOOT_SECCOMP_DROP);
+#else
+    (void)dropped;
+#endif
     return 0;
 }
 
 int sandbox_confine_prober(struct errbuf *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-    int rc = 0;
+    int rc;
     if (!ctx)
         return errbuf_set(err, "seccomp_init failed");
-    for (size_t i = 0; rc == 0 && i < sizeof(prober_syscalls) / sizeof(prober_syscalls[0]); i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, prober_syscalls[i].nr, 0);
-    if (rc == 0)
-        rc = allow_sockets(ctx);
-    /* musl's stdio asks whether stderr is a terminal; the answer "no" costs nothing. */
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCGWINSZ));
-    if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        rc = -errno;
-    if (rc == 0)
-        rc = seccomp_load(ctx);
+    if (add_rules(ctx, err) < 0) {
+        seccomp_release(ctx);
+        return -1;
+    }
+    rc = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : seccomp_load(ctx);
     seccomp_release(ctx);
     if (rc < 0)
         return errbuf_set(err, "cannot load the prober's seccomp filter (error %d)", -rc);

@@ -17,7 +17,9 @@
 
 #include <curl/curl.h>
 
+#include "address.h"
 #include "curlbody.h"
+#include "dnsname.h"
 #include "fsroot.h"
 #include "podreason.h"
 
@@ -107,6 +109,22 @@ static long now_plus(long now_ms, long ms)
     return now_ms + ms;
 }
 
+/* The request's URL and header are built from these: only a host, a port and a token may be in
+ * them, never URL or header syntax (a '/' or '@' in the host, a line break in the token). */
+static int check_target(const struct kubeapi_target *t, const char *token, size_t token_len, struct errbuf *err)
+{
+    int port;
+    if (!is_ip_literal(t->host) && !dnsname_valid(t->host, strlen(t->host)))
+        return errbuf_set(err, "KUBERNETES_SERVICE_HOST=%.80s: not an IP address or a host name", t->host);
+    if (t->port && port_parse(t->port, &port, err) < 0)
+        return errbuf_prefix(err, "KUBERNETES_SERVICE_PORT=%.20s", t->port);
+    for (size_t i = 0; i < token_len; i++) {
+        if ((unsigned char)token[i] < 0x21 || (unsigned char)token[i] == 0x7f)
+            return errbuf_set(err, SA_DIR "/token: a space or control character at byte %zu (not a bearer token)", i);
+    }
+    return 0;
+}
+
 int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t, long now_ms, struct errbuf *err)
 {
     char *token = NULL, line[sizeof(f->line)];
@@ -123,6 +141,10 @@ int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t
     if (fsroot_read(t->root, SA_DIR "/token", TOKEN_MAX_BYTES, &token, &token_len, err) < 0)
         return -1;
     trim(token, &token_len);
+    if (check_target(t, token, token_len, err) < 0) {
+        free(token);
+        return -1;
+    }
     if (pipe2(fds, O_CLOEXEC) < 0) {
         free(token);
         return errbuf_set(err, "pipe: %s", strerror(errno));

@@ -79,7 +79,8 @@ class Node:
 
 
 class FakeGcs:
-    def __init__(self):
+    def __init__(self, host: str = "127.0.0.1"):
+        """host: the loopback address to listen on ("::1" for IPv6)."""
         self.serving = True
         self.cluster_id = b"\x01" * 28
         self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28)]
@@ -89,7 +90,7 @@ class FakeGcs:
         self.lock = threading.Lock()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([_Handler(self)])
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.port = self.server.add_insecure_port(f"[{host}]:0" if ":" in host else f"{host}:0")
         self.server.start()
 
     def stop(self):

@@ -397,3 +397,27 @@ def test_api_faults_still_drain(sidecar, gcs, worker_node, api, pod_root, tmp_pa
     assert code == 200 and answer["outcome"] == "left", body
     assert needle in answer["reason"], answer["reason"]
     assert "the reason this pod ends: reason unknown" in s.stderr
+
+
+@pytest.mark.parametrize("where,value,needle", [
+    ("host", "127.0.0.1/api/v1/namespaces/ml/secrets/x?", "KUBERNETES_SERVICE_HOST"),
+    ("host", "someone@127.0.0.1", "KUBERNETES_SERVICE_HOST"),
+    ("port", "{port}/../../secrets/x", "KUBERNETES_SERVICE_PORT"),
+    ("token", "t0ken.for.the-sidecar\r\nX-Injected: 1", "token"),
+])
+def test_api_request_is_built_from_checked_values_only(sidecar, gcs, worker_node, api, pod_root, where, value,
+                                                       needle):
+    """The API read's URL and header come from the environment and the token file: a value holding
+    URL or header syntax is refused (the reason stays unknown, the drain still happens) and never
+    reaches the API server."""
+    env = api_env(api.port)
+    if where == "token":
+        (pod_root / SA_DIR / "token").write_text(value)
+    else:
+        env[f"KUBERNETES_SERVICE_{where.upper()}"] = value.format(port=api.port)
+    s = sidecar(env)
+    code, body = s.get("/drain?deadline=6")
+    answer = json.loads(body)
+    assert code == 200 and answer["outcome"] == "left", body
+    assert answer["reason"] == "reason unknown" and api.seen == [], (answer, api.seen)
+    assert "the reason this pod ends is unknown" in s.stderr and needle in s.stderr, s.stderr
