@@ -38,3 +38,10 @@ int flag_next(struct flag_iter *it, flag_takes_value_fn takes_value, struct flag
     }
     return FLAG_OPTION;
 }
+
+int flag_refuse_value(const struct flag *f, struct errbuf *err)
+{
+    if (f->value)
+        return errbuf_set(err, "%s%s takes no value (got '%.40s')", f->name[1] ? "--" : "-", f->name, f->value);
+    return 0;
+}

@@ -83,6 +83,9 @@ static int parse_cli(int argc, char **argv, const char *const *envp, struct side
             return -1;
         if (kind != FLAG_OPTION)
             return errbuf_set(err, "unexpected argument '%.80s'", kind == FLAG_TERMINATOR ? "--" : f.value);
+        if ((strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0 || strcmp(f.name, "version") == 0) &&
+            flag_refuse_value(&f, err) < 0)
+            return -1;
         if (strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0)
             cli->help = true;
         else if (strcmp(f.name, "version") == 0)

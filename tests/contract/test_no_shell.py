@@ -78,10 +78,10 @@ BUILD_MACROS = {"RAYBOOT_VERSION", "RAYBOOT_SECCOMP_DROP", "RAYBOOT_SECCOMP_TEST
 # Flags: program -> flag -> how its value is treated.
 FLAGS = {
     "rayboot": {"--format": "refused", "--log-format": "refused", "--address": "refused",
-                "--clientServerPort": "refused", "--help": "inert", "-h": "inert", "--version": "inert",
+                "--clientServerPort": "refused", "--help": "switch", "-h": "switch", "--version": "switch",
                 **{f: "refused" for f in PLUGIN_FLAGS}},
-    "rayboot-sidecar": {"--log-format": "refused", "--clientServerPort": "refused", "--help": "inert",
-                        "-h": "inert", "--version": "inert", **{f: "refused" for f in PLUGIN_FLAGS}},
+    "rayboot-sidecar": {"--log-format": "refused", "--clientServerPort": "refused", "--help": "switch",
+                        "-h": "switch", "--version": "switch", **{f: "refused" for f in PLUGIN_FLAGS}},
 }
 VOLCANO_VALUES = ["HOSTNAME", "VK_TASK_INDEX", "VC_TASK_INDEX", "VC_HEAD_HOSTS", "VC_WORKER_HOSTS", "VC_HEAD_NUM",
                   "VC_WORKER_NUM", "/etc/volcano/head.host", "/etc/volcano/worker.host", "JOB_COMPLETION_INDEX"]
@@ -171,11 +171,11 @@ def test_refused_flag_value_exits_2_naming_the_flag(rayboot_bin, sidecar_bin, po
 
 
 @pytest.mark.parametrize("program,flag", [(p, f) for p, flags in FLAGS.items() for f, kind in flags.items()
-                                          if kind == "inert"])
-def test_flags_without_a_value_ignore_one(rayboot_bin, sidecar_bin, pod, cwd, program, flag):
+                                          if kind == "switch"])
+def test_flags_without_a_value_refuse_one(rayboot_bin, sidecar_bin, pod, cwd, program, flag):
     binary = rayboot_bin if program == "rayboot" else sidecar_bin
     code, out, err = run([binary, f"{flag}={PAYLOAD}"], pod, cwd)
-    assert code == 0 and out and PAYLOAD not in out + err, (code, err)
+    assert code == 2 and f"{flag} takes no value" in err and not out, (code, out, err)
 
 
 @pytest.mark.parametrize("program", FLAGS)
