@@ -182,9 +182,8 @@ static void run_query(ares_channel ch, struct query_state *q, long deadline)
             q->status = ARES_ECONNREFUSED;
             return;
         }
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i++)
             peek_datagram(pfd[i].fd, pfd[i].revents, q);
-        }
         for (int i = 0; i < n; i++) {
             ares_socket_t rd = (pfd[i].revents & (POLLIN | POLLERR | POLLHUP)) ? pfd[i].fd : ARES_SOCKET_BAD;
             ares_socket_t wr = (pfd[i].revents & POLLOUT) ? pfd[i].fd : ARES_SOCKET_BAD;
@@ -196,12 +195,6 @@ static void run_query(ares_channel ch, struct query_state *q, long deadline)
     }
 }
 
-/* Numbers of the response codes c-ares reports as statuses (RFC 1035 4.1.1). */
-#define DNS_RCODE_FORMERR 1
-#define DNS_RCODE_SERVFAIL 2
-#define DNS_RCODE_NOTIMP 4
-#define DNS_RCODE_REFUSED 5
-
 static const char *status_reason(const struct query_state *q)
 {
     /* "Timeout" and "refused" are all c-ares says when every reply was dropped or skipped. */
@@ -212,13 +205,13 @@ static const char *status_reason(const struct query_state *q)
     case ARES_ENODATA:
         return "no address record yet";
     case ARES_EFORMERR:
-        return dnsreply_rcode_reason(DNS_RCODE_FORMERR);
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_FORMERR);
     case ARES_ESERVFAIL:
-        return dnsreply_rcode_reason(DNS_RCODE_SERVFAIL);
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_SERVFAIL);
     case ARES_ENOTIMP:
-        return dnsreply_rcode_reason(DNS_RCODE_NOTIMP);
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_NOTIMP);
     case ARES_EREFUSED:
-        return dnsreply_rcode_reason(DNS_RCODE_REFUSED);
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_REFUSED);
     case ARES_ETIMEOUT:
         return seen ? seen : "DNS timeout (no answer: nameserver slow, down or unreachable)";
     case ARES_ECONNREFUSED:

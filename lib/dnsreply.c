@@ -7,8 +7,6 @@
 #define DNS_OPCODE_MASK 0x78
 #define DNS_RCODE_MASK 0x0f /* second flags byte */
 
-enum { RCODE_FORMERR = 1, RCODE_SERVFAIL = 2, RCODE_NOTIMP = 4, RCODE_REFUSED = 5 };
-
 void dnsreply_note(struct dnsreply_seen *s, const unsigned char *msg, size_t copied, size_t len)
 {
     int rcode;
@@ -18,7 +16,7 @@ void dnsreply_note(struct dnsreply_seen *s, const unsigned char *msg, size_t cop
         return;
     }
     rcode = msg[3] & DNS_RCODE_MASK;
-    if (rcode == RCODE_SERVFAIL || rcode == RCODE_NOTIMP || rcode == RCODE_REFUSED) {
+    if (rcode == DNSREPLY_RCODE_SERVFAIL || rcode == DNSREPLY_RCODE_NOTIMP || rcode == DNSREPLY_RCODE_REFUSED) {
         s->failures++;
         s->failure_rcode = rcode;
     } else if ((msg[2] & DNS_FLAG_TC) || len > DNSREPLY_UDP_MAX_BYTES) {
@@ -31,13 +29,13 @@ void dnsreply_note(struct dnsreply_seen *s, const unsigned char *msg, size_t cop
 const char *dnsreply_rcode_reason(int rcode)
 {
     switch (rcode) {
-    case RCODE_FORMERR:
+    case DNSREPLY_RCODE_FORMERR:
         return "FORMERR (the nameserver could not parse the query)";
-    case RCODE_SERVFAIL:
+    case DNSREPLY_RCODE_SERVFAIL:
         return "SERVFAIL (the nameserver failed to resolve the name)";
-    case RCODE_NOTIMP:
+    case DNSREPLY_RCODE_NOTIMP:
         return "NOTIMP (the nameserver does not answer such queries)";
-    case RCODE_REFUSED:
+    case DNSREPLY_RCODE_REFUSED:
         return "REFUSED (the nameserver will not answer this pod)";
     default:
         return NULL;

@@ -13,6 +13,14 @@
 /* A UDP reply longer than this is truncated for a resolver without EDNS (c-ares' default). */
 #define DNSREPLY_UDP_MAX_BYTES 512
 
+/* The response codes that say a nameserver failed (RFC 1035 4.1.1). */
+enum dnsreply_rcode {
+    DNSREPLY_RCODE_FORMERR = 1,
+    DNSREPLY_RCODE_SERVFAIL = 2,
+    DNSREPLY_RCODE_NOTIMP = 4,
+    DNSREPLY_RCODE_REFUSED = 5,
+};
+
 /* During one query: what came back, by kind. */
 struct dnsreply_seen {
     unsigned not_dns;  /* datagrams that are no DNS reply at all (too short, not a response) */
