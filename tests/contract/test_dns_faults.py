@@ -100,7 +100,7 @@ def test_many_records_go_over_tcp_and_the_first_is_joined(run, gcs, dns, tmp_pat
     assert "SERVING at 127.0.0.1" in r.stderr
 
 
-@pytest.mark.parametrize("delay", [0.2, 0.7], ids=["within-the-first-try", "within-the-second-try"])
+@pytest.mark.parametrize("delay", [0.2, 0.6], ids=["within-the-first-try", "within-the-second-try"])
 def test_slow_answers_within_an_attempt_join(run, gcs, dns, tmp_path, delay):
     assert delay < ATTEMPT_S
     server = dns("answer", delay=delay)
