@@ -1,6 +1,7 @@
 /* Name resolution with c-ares for the prober. Asks for the absolute name (trailing dot) so the
  * pod's ndots:5 search path never turns one lookup into five; backoff between attempts is
- * the caller's. */
+ * the caller's. A failed query is named by what the nameserver really sent (SERVFAIL, garbage,
+ * a truncated reply), not only by c-ares' "timeout" or "refused". */
 #include "dns.h"
 
 #include <arpa/inet.h>
@@ -10,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <ares.h>
 
 #include "dnsname.h"
+#include "dnsreply.h"
 #include "fsroot.h"
 #include "hosts.h"
 #include "resolvconf.h"
@@ -30,6 +33,7 @@ struct query_state {
     bool done;
     int status;
     char addr[DNS_ADDR_MAX_BYTES];
+    struct dnsreply_seen seen; /* the UDP datagrams that came back, peeked at before c-ares reads them */
 };
 
 static long now_ms(void)
@@ -39,21 +43,26 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static int set_servers(ares_channel ch, const char *root, struct errbuf *err)
+static int read_nameservers(const char *root, struct resolvconf *rc, struct errbuf *err)
 {
-    struct resolvconf rc;
-    char csv[RESOLVCONF_NAMESERVERS_MAX * (RESOLVCONF_ADDR_MAX_BYTES + 1)] = "";
     char *text;
-    size_t used = 0;
-
+    memset(rc, 0, sizeof(*rc));
     if (fsroot_read(root, "/etc/resolv.conf", RESOLVCONF_FILE_MAX_BYTES, &text, NULL, err) < 0)
         return -1;
-    resolvconf_parse(text, &rc);
+    resolvconf_parse(text, rc);
     free(text);
-    if (rc.nnameservers == 0)
+    if (rc->nnameservers == 0)
         return errbuf_set(err, "/etc/resolv.conf: no nameserver line");
-    for (size_t i = 0; i < rc.nnameservers; i++)
-        used += (size_t)snprintf(csv + used, sizeof(csv) - used, "%s%s", i ? "," : "", rc.nameservers[i]);
+    return 0;
+}
+
+static int set_servers(ares_channel ch, const struct resolvconf *rc, struct errbuf *err)
+{
+    char csv[RESOLVCONF_NAMESERVERS_MAX * (RESOLVCONF_ADDR_MAX_BYTES + 1)] = "";
+    size_t used = 0;
+
+    for (size_t i = 0; i < rc->nnameservers; i++)
+        used += (size_t)snprintf(csv + used, sizeof(csv) - used, "%s%s", i ? "," : "", rc->nameservers[i]);
     if (ares_set_servers_csv(ch, csv) != ARES_SUCCESS)
         return errbuf_set(err, "/etc/resolv.conf: nameservers '%s' are not addresses", csv);
     return 0;
@@ -62,16 +71,23 @@ static int set_servers(ares_channel ch, const char *root, struct errbuf *err)
 int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *err)
 {
     struct ares_options opts;
+    struct resolvconf conf;
+    struct errbuf why_no_dns, ignored;
     ares_channel ch;
     char lookups[] = "b";
-    struct errbuf ignored;
-    int rc;
+    int rc, have_servers;
 
     memset(r, 0, sizeof(*r));
     if (ares_library_init(ARES_LIB_INIT_ALL) != ARES_SUCCESS)
         return errbuf_set(err, "c-ares failed to initialise");
+    have_servers = read_nameservers(root, &conf, &why_no_dns) == 0;
     memset(&opts, 0, sizeof(opts));
     opts.flags = ARES_FLAG_NOSEARCH;
+    /* With one nameserver there is no other to try after a SERVFAIL or REFUSED: c-ares then
+     * hands the reply over, so its code is reported as it is (and over TCP too). With several,
+     * c-ares tries the next one, and a failure is named from what run_query saw. */
+    if (have_servers && conf.nnameservers == 1)
+        opts.flags |= ARES_FLAG_NOCHECKRESP;
     opts.timeout = DNS_QUERY_TIMEOUT_MS;
     opts.tries = DNS_QUERY_TRIES;
     opts.lookups = lookups; /* DNS only: /etc/hosts is looked up here, under RAYBOOT_ROOT */
@@ -79,8 +95,10 @@ int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *e
     if (rc != ARES_SUCCESS)
         return errbuf_set(err, "c-ares: %s", ares_strerror(rc));
     r->channel = ch;
-    if (set_servers(ch, root, err) < 0)
-        snprintf(r->no_dns, sizeof(r->no_dns), "%.200s", err->msg);
+    if (have_servers && set_servers(ch, &conf, &why_no_dns) < 0)
+        have_servers = 0;
+    if (!have_servers)
+        snprintf(r->no_dns, sizeof(r->no_dns), "%.200s", why_no_dns.msg);
     if (fsroot_read(root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &r->hosts_text, NULL, &ignored) < 0)
         r->hosts_text = NULL; /* no hosts file: DNS alone */
     return 0;
@@ -112,6 +130,24 @@ static void on_addrinfo(void *arg, int status, int timeouts, struct ares_addrinf
     }
     if (res)
         ares_freeaddrinfo(res);
+}
+
+/* Looks at the next datagram waiting on a c-ares socket without taking it, so that q knows what
+ * came back even when c-ares drops it. UDP only (TCP is a stream); never on a socket with a
+ * pending error, which reading would clear before c-ares could see it. */
+static void peek_datagram(int fd, short revents, struct query_state *q)
+{
+    unsigned char buf[DNSREPLY_UDP_MAX_BYTES + 1];
+    int type = 0;
+    socklen_t tlen = sizeof(type);
+    ssize_t n;
+
+    if (!(revents & POLLIN) || (revents & POLLERR) || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) < 0 ||
+        type != SOCK_DGRAM)
+        return;
+    n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC); /* the whole length, however long */
+    if (n >= 0)
+        dnsreply_note(&q->seen, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf), (size_t)n);
 }
 
 /* Runs c-ares until the query completes or the attempt's deadline passes. */
@@ -146,6 +182,8 @@ static void run_query(ares_channel ch, struct query_state *q, long deadline)
             q->status = ARES_ECONNREFUSED;
             return;
         }
+        for (int i = 0; i < n; i++)
+            peek_datagram(pfd[i].fd, pfd[i].revents, q);
         for (int i = 0; i < n; i++) {
             ares_socket_t rd = (pfd[i].revents & (POLLIN | POLLERR | POLLHUP)) ? pfd[i].fd : ARES_SOCKET_BAD;
             ares_socket_t wr = (pfd[i].revents & POLLOUT) ? pfd[i].fd : ARES_SOCKET_BAD;
@@ -157,26 +195,31 @@ static void run_query(ares_channel ch, struct query_state *q, long deadline)
     }
 }
 
-static const char *status_reason(int status)
+static const char *status_reason(const struct query_state *q)
 {
-    switch (status) {
+    /* "Timeout" and "refused" are all c-ares says when every reply was dropped or skipped. */
+    const char *seen = dnsreply_reason(&q->seen);
+    switch (q->status) {
     case ARES_ENOTFOUND:
         return "NXDOMAIN (no such name yet)";
     case ARES_ENODATA:
         return "no address record yet";
-    case ARES_ESERVFAIL:
-        return "SERVFAIL";
-    case ARES_EREFUSED:
-        return "DNS query refused";
-    case ARES_ETIMEOUT:
-        return "DNS timeout (nameserver down or unreachable)";
-    case ARES_ECONNREFUSED:
-        return "nameserver refused the query or is unreachable";
-    case ARES_EBADRESP:
     case ARES_EFORMERR:
-        return "malformed DNS reply";
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_FORMERR);
+    case ARES_ESERVFAIL:
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_SERVFAIL);
+    case ARES_ENOTIMP:
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_NOTIMP);
+    case ARES_EREFUSED:
+        return dnsreply_rcode_reason(DNSREPLY_RCODE_REFUSED);
+    case ARES_ETIMEOUT:
+        return seen ? seen : "DNS timeout (no answer: nameserver slow, down or unreachable)";
+    case ARES_ECONNREFUSED:
+        return seen ? seen : "nameserver unreachable (connection refused)";
+    case ARES_EBADRESP:
+        return "malformed DNS reply (c-ares could not parse it)";
     default:
-        return ares_strerror(status);
+        return ares_strerror(q->status);
     }
 }
 
@@ -215,7 +258,7 @@ int dns_resolve(struct dns_resolver *r, const char *name, char addr[DNS_ADDR_MAX
     if (query(r, absolute, AF_INET, &q, deadline) == ARES_ENODATA)
         query(r, absolute, AF_INET6, &q, deadline);
     if (q.status != ARES_SUCCESS)
-        return errbuf_set(err, "%s", status_reason(q.status));
+        return errbuf_set(err, "%s", status_reason(&q));
     memcpy(addr, q.addr, DNS_ADDR_MAX_BYTES);
     return 0;
 }

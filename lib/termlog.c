@@ -1,12 +1,15 @@
 /* Writing the termination message; deciding what it says is the caller's. */
 #include "termlog.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "env.h"
+#include "log.h"
 
 /* The kubelet keeps at most 4096 bytes of it. */
 #define TERMLOG_MAX_BYTES 4096
@@ -20,10 +23,15 @@ void termlog_write(const char *const *envp, const char *fmt, ...)
 
     if (!path)
         path = "/dev/termination-log";
-    /* No O_CREAT: the kubelet creates the file; elsewhere there is nothing to write to. */
-    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
+    /* No O_CREAT: the kubelet creates the file; elsewhere there is nothing to write to, and
+     * that is no news. O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of hanging
+     * the pod's last moment. */
+    fd = open(path, O_WRONLY | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            log_warn("cannot write the termination message to %s: %s", path, strerror(errno));
         return;
+    }
     va_start(ap, fmt);
     n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
     va_end(ap);

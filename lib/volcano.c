@@ -264,28 +264,32 @@ static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt,
 /* The directory the kubelet's ..data symlink points at, so that every key is read from one
  * version of the ConfigMap. Copies that cannot store symlinks (archives, some fixture trees)
  * leave ..data as a plain file holding the target; that is followed too. A plain directory
- * without ..data is read as it is. */
-static void resolve_data_dir(const char *root, char *dir, size_t cap)
+ * without ..data is read as it is. A ..data that is a FIFO, a device or a socket is an error
+ * naming it (the keys behind it could not be read anyway). */
+static int resolve_data_dir(const char *root, char *dir, size_t cap, struct errbuf *err)
 {
     char *text = NULL;
     char target[256];
     char link_path[4096];
-    struct errbuf ignored;
+    struct errbuf why;
     ssize_t n;
 
     snprintf(dir, cap, "%s", VOLCANO_DIR);
     if (fsroot_path(root, VOLCANO_DIR "/..data", link_path, sizeof(link_path)) < 0)
-        return;
+        return 0;
     n = readlink(link_path, target, sizeof(target) - 1);
-    if (n < 0 && fsroot_read(root, VOLCANO_DIR "/..data", sizeof(target) - 1, &text, NULL, &ignored) == 0) {
+    if (n < 0) {
+        if (fsroot_read(root, VOLCANO_DIR "/..data", sizeof(target) - 1, &text, NULL, &why) < 0)
+            return errno == EINVAL ? errbuf_set(err, "%s", why.msg) : 0;
         n = (ssize_t)strcspn(text, "\n");
         memcpy(target, text, (size_t)n);
         free(text);
     }
     if (n <= 2 || strncmp(target, "..", 2) != 0 || memchr(target, '/', (size_t)n))
-        return;
+        return 0;
     target[n] = '\0';
     snprintf(dir, cap, "%s/%s", VOLCANO_DIR, target);
+    return 0;
 }
 
 /* Reads the version ..data points at, then checks that ..data still points there. The kubelet
@@ -297,9 +301,13 @@ static int load_one_version(const char *root, struct volcano_tasks *vt, struct e
     char before[512], after[512];
     int rc;
 
-    resolve_data_dir(root, before, sizeof(before));
+    if (resolve_data_dir(root, before, sizeof(before), err) < 0)
+        return -1;
     rc = load_dir(root, before, vt, err);
-    resolve_data_dir(root, after, sizeof(after));
+    if (resolve_data_dir(root, after, sizeof(after), err) < 0) {
+        volcano_tasks_free(vt);
+        return -1;
+    }
     if (rc < 0 || strcmp(before, after) != 0)
         volcano_tasks_free(vt);
     return strcmp(before, after) != 0 ? 1 : rc;

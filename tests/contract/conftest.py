@@ -42,14 +42,16 @@ def closed_port() -> int:
 
 
 class Rayboot:
-    """One rayboot process; kills its whole process group on cleanup."""
+    """One rayboot process; kills its whole process group on cleanup. `user`: a UID to run as
+    (its own group, no supplementary groups); `wrap`: argv of a program that execs rayboot."""
 
-    def __init__(self, binary, env, args, tmp_path, preexec_fn=None):
+    def __init__(self, binary, env, args, tmp_path, preexec_fn=None, user=None, wrap=()):
         self.stderr_path = tmp_path / f"rayboot-{time.monotonic_ns()}.err"
         self.stdout_path = self.stderr_path.with_suffix(".out")
-        self.proc = subprocess.Popen([str(binary), *args], env=env, stdout=open(self.stdout_path, "w"),
-                                     stderr=open(self.stderr_path, "w"), start_new_session=True,
-                                     preexec_fn=preexec_fn)
+        ids = {} if user is None else {"user": user, "group": user, "extra_groups": []}
+        self.proc = subprocess.Popen([*map(str, wrap), str(binary), *args], env=env,
+                                     stdout=open(self.stdout_path, "w"), stderr=open(self.stderr_path, "w"),
+                                     start_new_session=True, preexec_fn=preexec_fn, **ids)
 
     def wait(self, timeout):
         return self.proc.wait(timeout=timeout)
@@ -87,7 +89,7 @@ class Rayboot:
 def run(rayboot_bin, pod_root, tmp_path):
     started = []
 
-    def start(extra_env=None, args=(), preexec_fn=None):
+    def start(extra_env=None, args=(), preexec_fn=None, user=None, wrap=()):
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOSTNAME": "pod-0",
@@ -97,7 +99,7 @@ def run(rayboot_bin, pod_root, tmp_path):
             "RAYBOOT_GRACE_PERIOD": "8",
         }
         env.update(extra_env or {})
-        r = Rayboot(rayboot_bin, env, args, tmp_path, preexec_fn)
+        r = Rayboot(rayboot_bin, env, args, tmp_path, preexec_fn, user, wrap)
         started.append(r)
         return r
 

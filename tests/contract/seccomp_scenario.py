@@ -72,13 +72,14 @@ def setup(scenario: str, workdir: pathlib.Path):
     if scenario in ("dns-udp", "dns-tcp-many"):
         many = scenario == "dns-tcp-many"
         records = ["127.0.0.1"] + [f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}" for i in range(1, MANY_RECORDS)]
-        dns = FakeDns({"gcs.test": records if many else ["127.0.0.1"]}, truncate=many)
+        # 4,000 records do not fit a UDP answer: it comes truncated, and c-ares asks over TCP.
+        dns = FakeDns("gcs.test", addresses=records if many else ["127.0.0.1"], host="127.0.0.1")
         gcs = FakeGcs()
         env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")),
                    RAYBOOT_HEAD_ADDRESS=f"gcs.test:{gcs.port}")
         return [dns, gcs], env, [], None
     if scenario == "ipv6":
-        dns = FakeDns({"gcs.test": ["::1"]}, host="::1")
+        dns = FakeDns("gcs.test", addresses=["::1"], host="::1")
         gcs = FakeGcs(host="::1")
         gcs.nodes.append(Node("::1", node_id=b"\x06" * 28))
         env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "::1")), RAYBOOT_HEAD_ADDRESS=f"gcs.test:{gcs.port}",
