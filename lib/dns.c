@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <ares.h>
@@ -68,6 +69,17 @@ static int set_servers(ares_channel ch, const struct resolvconf *rc, struct errb
     return 0;
 }
 
+/* c-ares, in this channel and in libcurl's, fopens the real /etc/resolv.conf whatever
+ * RAYBOOT_ROOT says, and that open blocks on a FIFO: the prober's start-up would hang. A
+ * device (/dev/null, as some sandboxes mount) or a directory does not block and is c-ares'. */
+static int check_system_resolv_conf(struct errbuf *err)
+{
+    struct stat st;
+    if (stat("/etc/resolv.conf", &st) == 0 && S_ISFIFO(st.st_mode))
+        return errbuf_set(err, "/etc/resolv.conf: not a regular file (a FIFO); the resolver would block on it");
+    return 0;
+}
+
 int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *err)
 {
     struct ares_options opts;
@@ -78,6 +90,8 @@ int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *e
     int rc, have_servers;
 
     memset(r, 0, sizeof(*r));
+    if (check_system_resolv_conf(err) < 0)
+        return -1;
     if (ares_library_init(ARES_LIB_INIT_ALL) != ARES_SUCCESS)
         return errbuf_set(err, "c-ares failed to initialise");
     have_servers = read_nameservers(root, &conf, &why_no_dns) == 0;

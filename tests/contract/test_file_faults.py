@@ -200,6 +200,18 @@ def test_fifo_resolv_conf_is_named_while_waiting(run, pod_root, closed_port):
     assert "last: DNS: /etc/resolv.conf: not a regular file (a FIFO)" in r.stderr, r.stderr
 
 
+def test_fifo_at_the_real_resolv_conf_is_named_not_waited_on(run, tmp_path, closed_port):
+    # c-ares (rayboot's and libcurl's) reads the host's /etc/resolv.conf whatever RAYBOOT_ROOT
+    # says: a FIFO there used to hold the prober's start-up until it was killed, unnamed.
+    fifo = tmp_path / "resolv.fifo"
+    os.mkfifo(fifo)
+    r = run({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{closed_port}"},
+            wrap=[sys.executable, HERE / "bind_over.py", fifo, "/etc/resolv.conf", "--"])
+    assert r.wait(20) == 70, r.stderr
+    assert "/etc/resolv.conf: not a regular file (a FIFO)" in r.stderr, r.stderr
+    assert "did not answer" not in r.stderr, r.stderr
+
+
 def worker_env(gcs, **extra):
     gcs.nodes[0].ip = "10.0.0.1"  # the head is elsewhere; this pod's node is 127.0.0.1
     gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
