@@ -246,7 +246,7 @@ fuzz: $(FUZZ_TARGETS)
 	    echo "fuzz: $$name for $(FUZZ_SECONDS) s"; \
 	    (cd $(BUILD)/fuzz && ./fuzz_$$name -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT_S) \
 	        -print_final_stats=1 corpus-$$name $(CURDIR)/fuzz/corpus/$$name) >$(BUILD)/fuzz/$$name.log 2>&1 || \
-	        { tail -n 60 $(BUILD)/fuzz/$$name.log; echo "fuzz: $$name failed; its input is in $(BUILD)/fuzz/ (crash-*, timeout-*, oom-*)"; exit 1; }; \
+	        { tail -n 60 $(BUILD)/fuzz/$$name.log; echo "fuzz: $$name failed; its input is in $(BUILD)/fuzz/ (crash-*, leak-*, timeout-*, oom-*)"; exit 1; }; \
 	    grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' $(BUILD)/fuzz/$$name.log | tr '\n' ' '; echo; \
 	done; echo "fuzz: $(words $(FUZZ_NAMES)) targets, no crash"
 
