@@ -15,13 +15,13 @@ static bool cli_takes_value(const char *name)
 
 static int cli_option(struct cli *cli, const struct flag *f, struct errbuf *err)
 {
-    if (strcmp(f->name, "h") == 0 || strcmp(f->name, "help") == 0 || strcmp(f->name, "version") == 0) {
+    if (strcmp(f->name, "h") == 0 || strcmp(f->name, "help") == 0) {
         if (flag_refuse_value(f, err) < 0)
             return -1;
-    }
-    if (strcmp(f->name, "h") == 0 || strcmp(f->name, "help") == 0) {
         cli->action = CLI_HELP;
     } else if (strcmp(f->name, "version") == 0) {
+        if (flag_refuse_value(f, err) < 0)
+            return -1;
         if (cli->action != CLI_HELP)
             cli->action = CLI_VERSION;
     } else if (strcmp(f->name, "log-format") == 0) {

@@ -17,6 +17,7 @@
 
 #include <ares.h>
 
+#include "deadline.h"
 #include "dnsname.h"
 #include "dnsreply.h"
 #include "fsroot.h"
@@ -249,13 +250,13 @@ static int query(struct dns_resolver *r, const char *absolute, int family, struc
     return q->status;
 }
 
-int dns_resolve(struct dns_resolver *r, const char *name, char addr[DNS_ADDR_MAX_BYTES],
+int dns_resolve(struct dns_resolver *r, const char *name, long budget_ms, char addr[DNS_ADDR_MAX_BYTES],
                 struct errbuf *err)
 {
     unsigned char buf[16];
     char absolute[DNS_NAME_MAX_BYTES + 2];
     struct query_state q;
-    long deadline = now_ms() + DNS_ATTEMPT_MAX_MS;
+    long deadline = now_ms() + deadline_cap_ms(DNS_ATTEMPT_MAX_MS, budget_ms);
     size_t len = strlen(name);
 
     if (inet_pton(AF_INET, name, buf) == 1 || inet_pton(AF_INET6, name, buf) == 1) {

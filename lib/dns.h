@@ -21,9 +21,10 @@ int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *e
 void dns_resolver_free(struct dns_resolver *r);
 
 /* One attempt: a numeric address is returned as it is; else /etc/hosts; else one query for the
- * absolute name (A, then AAAA when the name has no A record). "Not yet" answers (NXDOMAIN,
- * SERVFAIL, timeout, refused) are -1 with a short reason; so are real errors. */
-int dns_resolve(struct dns_resolver *r, const char *name, char addr[DNS_ADDR_MAX_BYTES],
+ * absolute name (A, then AAAA when the name has no A record), taking no longer than budget_ms
+ * when that is > 0 (deadline.h). "Not yet" answers (NXDOMAIN, SERVFAIL, timeout, refused) are
+ * -1 with a short reason; so are real errors. */
+int dns_resolve(struct dns_resolver *r, const char *name, long budget_ms, char addr[DNS_ADDR_MAX_BYTES],
                 struct errbuf *err);
 
 #endif

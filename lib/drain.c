@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
+
 static long long unix_now_ms(void)
 {
     struct timespec ts;
@@ -41,7 +43,7 @@ static void fill(const struct drain *d, int op, long now_ms, struct prober_reque
 {
     memset(req, 0, sizeof(*req));
     req->op = op;
-    req->budget_ms = d->deadline_ms - now_ms > 1 ? d->deadline_ms - now_ms : 1;
+    req->budget_ms = deadline_left_ms(d->deadline_ms, now_ms);
     req->port = d->gcs_port;
     snprintf(req->addr, sizeof(req->addr), "%s", d->gcs_addr);
     snprintf(req->name, sizeof(req->name), "%s", d->node_ip);

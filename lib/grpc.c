@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 
+#include "deadline.h"
 #include "grpc_frame.h"
 
 /* Large enough for a framed request we build (DrainNode is the largest, well under 1 KiB). */
@@ -129,11 +130,6 @@ static const char *curl_reason(CURLcode rc)
     }
 }
 
-static long within_budget(long timeout_ms, long budget_ms)
-{
-    return budget_ms > 0 && budget_ms < timeout_ms ? budget_ms : timeout_ms;
-}
-
 int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path, const uint8_t *req,
               size_t req_len, const struct grpc_call_limits *limits, struct grpc_reply *reply,
               struct errbuf *err)
@@ -162,8 +158,8 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)frame);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, frame_len);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, (struct curl_slist *)c->headers);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, within_budget(limits->connect_timeout_ms, c->budget_ms));
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, within_budget(limits->total_timeout_ms, c->budget_ms));
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, deadline_cap_ms(limits->connect_timeout_ms, c->budget_ms));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, deadline_cap_ms(limits->total_timeout_ms, c->budget_ms));
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     /* One connection per call: a restarted head has a new address, and a thousand waiting
      * workers should not each hold an idle connection to the GCS. */

@@ -11,7 +11,7 @@
 struct grpc_client {
     void *curl; /* CURL *; each call opens and closes its own connection */
     void *headers;
-    long budget_ms; /* > 0: caps every timeout of the next calls (what the caller's deadline leaves) */
+    long budget_ms; /* > 0: caps every timeout of the next calls (deadline.h) */
 };
 
 struct grpc_call_limits {

@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 
+#include "deadline.h"
 #include "gcs.h"
 #include "grpc.h"
 #include "log.h"
@@ -77,11 +78,6 @@ static int tcp_probe(const char *addr, int port, long timeout_ms, char *reason, 
     return 1;
 }
 
-static long tcp_timeout_ms(long budget_ms)
-{
-    return budget_ms > 0 && budget_ms < PROBE_TCP_TIMEOUT_MS ? budget_ms : PROBE_TCP_TIMEOUT_MS;
-}
-
 static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
 {
     for (size_t i = 0; i < len && 2 * i + 2 < cap; i++)
@@ -120,10 +116,10 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
     grpc->budget_ms = req->budget_ms;
     switch (req->op) {
     case PROBE_RESOLVE:
-        reply->ok = dns_resolve(dns, req->name, reply->addr, &err) == 0;
+        reply->ok = dns_resolve(dns, req->name, req->budget_ms, reply->addr, &err) == 0;
         break;
     case PROBE_TCP:
-        reply->ok = tcp_probe(req->addr, req->port, tcp_timeout_ms(req->budget_ms), reply->reason,
+        reply->ok = tcp_probe(req->addr, req->port, deadline_cap_ms(PROBE_TCP_TIMEOUT_MS, req->budget_ms), reply->reason,
                               sizeof(reply->reason));
         return;
     case PROBE_HEALTH:

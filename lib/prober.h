@@ -29,7 +29,7 @@ struct prober_request {
     char name[DNS_NAME_MAX_BYTES + 2]; /* PROBE_RESOLVE */
     char addr[DNS_ADDR_MAX_BYTES];     /* the others */
     long long deadline_unix_ms;        /* PROBE_DRAIN */
-    long budget_ms;                    /* > 0: no connect or call runs longer (the caller's deadline) */
+    long budget_ms;                    /* > 0: no lookup, connect or call runs longer (deadline.h) */
     char text[256];                    /* PROBE_DRAIN reason, PROBE_KV_PUT value */
 };
 

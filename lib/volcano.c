@@ -186,36 +186,37 @@ static enum key_kind classify_key(const char *name, bool have_host_files, char k
     return KEY_NONE;
 }
 
-/* Parses one key's text into t, taking ownership of text. */
-static int parse_key(struct volcano_task *t, enum key_kind kind, char *text, const char *what, struct errbuf *err)
+/* Adds what one key's text says to the task the key names, taking ownership of text. */
+static int add_key(struct volcano_tasks *vt, const char *name, enum key_kind kind, const char *key, char *text,
+                   struct errbuf *err)
 {
+    struct volcano_task *t = task_get(vt, key, true);
+    char what[512];
     int rc;
-    if (kind == KEY_NUM_VAR) {
-        rc = parse_declared(t, text, what, err);
+
+    if (!t) {
         free(text);
-        return rc;
+        return errbuf_set(err, "%s: more than %d tasks", VOLCANO_DIR, VOLCANO_TASKS_MAX);
     }
-    return task_set_hosts(t, text, kind == KEY_HOST_FILE ? '\n' : ',', what, err);
+    snprintf(what, sizeof(what), "%s/%s", VOLCANO_DIR, name);
+    if (kind != KEY_NUM_VAR)
+        return task_set_hosts(t, text, kind == KEY_HOST_FILE ? '\n' : ',', what, err);
+    rc = parse_declared(t, text, what, err);
+    free(text);
+    return rc;
 }
 
 int volcano_parse_key(struct volcano_tasks *vt, const char *name, char *text, bool have_host_files,
                       struct errbuf *err)
 {
-    char key[DNS_LABEL_MAX_BYTES + 1], what[512];
+    char key[DNS_LABEL_MAX_BYTES + 1];
     enum key_kind kind = classify_key(name, have_host_files, key);
-    struct volcano_task *t;
 
     if (kind == KEY_NONE) {
         free(text);
         return 0;
     }
-    snprintf(what, sizeof(what), "%s/%s", VOLCANO_DIR, name);
-    t = task_get(vt, key, true);
-    if (!t) {
-        free(text);
-        return errbuf_set(err, "%s: more than %d tasks", VOLCANO_DIR, VOLCANO_TASKS_MAX);
-    }
-    return parse_key(t, kind, text, what, err);
+    return add_key(vt, name, kind, key, text, err);
 }
 
 /* Loads every task from one directory listing: *.host files when any exist, else the
@@ -242,20 +243,12 @@ static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt,
     }
     rewinddir(d);
     while (rc == 0 && (de = readdir(d)) != NULL) {
-        char key[DNS_LABEL_MAX_BYTES + 1], what[512];
+        char key[DNS_LABEL_MAX_BYTES + 1];
         char *text = NULL;
-        struct volcano_task *t;
         enum key_kind kind = classify_key(de->d_name, have_host_files, key);
 
-        if (kind == KEY_NONE)
-            continue;
-        snprintf(what, sizeof(what), "%s/%s", VOLCANO_DIR, de->d_name);
-        /* The task is made before the read, so that a 129th task is named as such. */
-        t = task_get(vt, key, true);
-        if (!t)
-            rc = errbuf_set(err, "%s: more than %d tasks", VOLCANO_DIR, VOLCANO_TASKS_MAX);
-        else if ((rc = read_key(root, dir, de->d_name, &text, err)) == 0)
-            rc = parse_key(t, kind, text, what, err);
+        if (kind != KEY_NONE && (rc = read_key(root, dir, de->d_name, &text, err)) == 0)
+            rc = add_key(vt, de->d_name, kind, key, text, err);
     }
     closedir(d);
     return rc;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "backoff.h"
+#include "deadline.h"
 #include "log.h"
 
 #define DNS_BACKOFF_BASE_MS 50
@@ -70,14 +71,6 @@ static void progress_fail(struct progress *pr, const char *stage, const char *re
     }
 }
 
-/* What is left of a deadline, for the prober's budget: a last attempt ends with the deadline
- * instead of running its full timeout past it. */
-static long left_until(long deadline)
-{
-    long left = deadline - wait_now_ms();
-    return left > 1 ? left : 1;
-}
-
 /* An attempt that the deadline cut short failed with "timeout" only because of the cut; the
  * failure before it says more about why the wait did not succeed, so it stays the last one. */
 static bool cut_by_deadline(const struct progress *pr, long deadline)
@@ -85,9 +78,11 @@ static bool cut_by_deadline(const struct progress *pr, long deadline)
     return pr->attempt > 0 && wait_now_ms() >= deadline;
 }
 
-static enum wait_result call(struct prober *p, struct prober_request *req, struct prober_reply *reply,
+/* One prober request, bounded by what is left of the wait's deadline. */
+static enum wait_result call(struct prober *p, struct prober_request *req, long deadline, struct prober_reply *reply,
                              struct errbuf *err)
 {
+    req->budget_ms = deadline_left_ms(deadline, wait_now_ms());
     if (prober_call(p, req, reply, PROBER_CALL_TIMEOUT_MS, err) < 0)
         return WAIT_PROBER_DIED;
     return WAIT_READY;
@@ -125,9 +120,8 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         req.port = w->port;
         if (!addr[0] || wait_now_ms() - resolved_at >= DNS_REFRESH_MS) {
             req.op = PROBE_RESOLVE;
-            req.budget_ms = left_until(deadline);
             snprintf(req.name, sizeof(req.name), "%s", w->name);
-            if (call(p, &req, &reply, err) != WAIT_READY)
+            if (call(p, &req, deadline, &reply, err) != WAIT_READY)
                 return WAIT_PROBER_DIED;
             if (!reply.ok) {
                 if (cut_by_deadline(&pr, deadline))
@@ -149,15 +143,13 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         req.port = w->port;
         memcpy(req.addr, addr, DNS_ADDR_MAX_BYTES);
         req.op = PROBE_TCP;
-        req.budget_ms = left_until(deadline);
         stage = "TCP";
-        if (call(p, &req, &reply, err) != WAIT_READY)
+        if (call(p, &req, deadline, &reply, err) != WAIT_READY)
             return WAIT_PROBER_DIED;
         if (reply.ok) {
             req.op = PROBE_HEALTH;
-            req.budget_ms = left_until(deadline);
             stage = "Health/Check";
-            if (call(p, &req, &reply, err) != WAIT_READY)
+            if (call(p, &req, deadline, &reply, err) != WAIT_READY)
                 return WAIT_PROBER_DIED;
             if (reply.ok) {
                 log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
@@ -194,8 +186,7 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
     req.port = port;
     snprintf(req.addr, sizeof(req.addr), "%s", addr);
     for (;;) {
-        req.budget_ms = left_until(deadline);
-        if (call(p, &req, &reply, err) != WAIT_READY)
+        if (call(p, &req, deadline, &reply, err) != WAIT_READY)
             return WAIT_PROBER_DIED;
         if (reply.ok) {
             *joined = reply.alive_workers;

@@ -83,17 +83,20 @@ static int parse_cli(int argc, char **argv, const char *const *envp, struct side
             return -1;
         if (kind != FLAG_OPTION)
             return errbuf_set(err, "unexpected argument '%.80s'", kind == FLAG_TERMINATOR ? "--" : f.value);
-        if ((strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0 || strcmp(f.name, "version") == 0) &&
-            flag_refuse_value(&f, err) < 0)
-            return -1;
-        if (strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0)
+        if (strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0) {
+            if (flag_refuse_value(&f, err) < 0)
+                return -1;
             cli->help = true;
-        else if (strcmp(f.name, "version") == 0)
+        } else if (strcmp(f.name, "version") == 0) {
+            if (flag_refuse_value(&f, err) < 0)
+                return -1;
             cli->version = true;
-        else if (strcmp(f.name, "log-format") == 0 && log_format_parse(f.value, &cli->log_format) < 0)
-            return errbuf_set(err, "--log-format=%.40s: expected text or json", f.value);
-        else if (strcmp(f.name, "log-format") != 0 && plugin_args_set(&cli->plugin, f.name, f.value, err) < 0)
+        } else if (strcmp(f.name, "log-format") == 0) {
+            if (log_format_parse(f.value, &cli->log_format) < 0)
+                return errbuf_set(err, "--log-format=%.40s: expected text or json", f.value);
+        } else if (plugin_args_set(&cli->plugin, f.name, f.value, err) < 0) {
             return -1;
+        }
     }
     return 0;
 }

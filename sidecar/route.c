@@ -20,16 +20,23 @@ static int parse_deadline(const char *text, long *ms)
     return 0;
 }
 
-/* The paths that answer GET (and HEAD) only. */
-static bool get_only_path(const char *path)
+/* The paths that answer GET (and HEAD) only; ROUTE_NOT_FOUND for any other. */
+static enum route get_only_route(const char *path)
 {
-    return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 || strcmp(path, "/metrics") == 0;
+    if (strcmp(path, "/healthz") == 0)
+        return ROUTE_HEALTHZ;
+    if (strcmp(path, "/readyz") == 0)
+        return ROUTE_READYZ;
+    if (strcmp(path, "/metrics") == 0)
+        return ROUTE_METRICS;
+    return ROUTE_NOT_FOUND;
 }
 
 enum route route_request(const char *method, const char *path, const char *deadline_arg, long *deadline_ms)
 {
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
+    enum route r;
 
     if (strcmp(path, "/drain") == 0) {
         if (!get && !post)
@@ -39,13 +46,8 @@ enum route route_request(const char *method, const char *path, const char *deadl
             return ROUTE_BAD_DEADLINE;
         return ROUTE_DRAIN;
     }
+    r = get_only_route(path);
     if (!get)
-        return get_only_path(path) ? ROUTE_WRONG_METHOD : ROUTE_NOT_FOUND_OTHER;
-    if (strcmp(path, "/healthz") == 0)
-        return ROUTE_HEALTHZ;
-    if (strcmp(path, "/readyz") == 0)
-        return ROUTE_READYZ;
-    if (strcmp(path, "/metrics") == 0)
-        return ROUTE_METRICS;
-    return ROUTE_NOT_FOUND;
+        return r == ROUTE_NOT_FOUND ? ROUTE_NOT_FOUND_OTHER : ROUTE_WRONG_METHOD;
+    return r;
 }
