@@ -49,12 +49,15 @@ REPLAYS      := $(patsubst %,$(BUILD)/replay/fuzz_%,$(FUZZ_NAMES))
 .SECONDARY:
 Q := @
 
-# Static analysis; the va_list checker misreads our formatting wrappers and the widening check
-# flags only compile-time constants, so both are off.
+# Static analysis. The analyzer's va_list checkers are off: they misread our formatting
+# wrappers, and clang-tidy 14 once called a struct that never meets va_start a "leaked va_list"
+# on a CI machine (never here), failing the build at random. cppcheck, in `make lint` too,
+# checks that every va_start has its va_end (va_end_missing). The widening check flags only
+# compile-time constants.
 TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-parameters,\
 	-bugprone-reserved-identifier,-bugprone-assignment-in-if-condition,\
 	-bugprone-implicit-widening-of-multiplication-result,-clang-analyzer-valist.Uninitialized,\
-	-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
+	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
 .PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint bench
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
