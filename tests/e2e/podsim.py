@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 from kubelet import hosts_file, resolv_conf, svc_configmap, svc_env, write_configmap  # noqa: E402
 
 DOMAIN = "cluster.local"
+BRIDGE_MAC = "02:72:62:00:00:01"  # locally administered; each cluster is its own network
 K8S_ENV = {
     "KUBERNETES_SERVICE_HOST": "10.96.0.1",
     "KUBERNETES_SERVICE_PORT": "443",
@@ -117,7 +118,11 @@ class Cluster:
 
     def _setup_network(self):
         self._netns(self.ns)
-        run("ip", "-n", self.ns, "link", "add", "br0", "type", "bridge")
+        # A fixed MAC, as CNI's bridge plugin sets one: a bridge left to itself takes the lowest MAC
+        # among its ports and changes it as pods come and go, and a pod that had already resolved
+        # the bridge's address then sends its DNS queries into the void until the kernel
+        # re-probes that ARP entry: tens of seconds (a worker joined 35 s and 52 s late).
+        run("ip", "-n", self.ns, "link", "add", "br0", "address", BRIDGE_MAC, "type", "bridge")
         run("ip", "-n", self.ns, "addr", "add", f"{self.bridge_ip}/24", "dev", "br0")
         run("ip", "-n", self.ns, "link", "set", "br0", "up")
 

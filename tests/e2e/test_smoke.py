@@ -1,6 +1,7 @@
 """The simulator itself, before rayboot does anything: a head and a worker running bare
 `ray start --block`, the worker started once the head's DNS record exists (bare `ray start`
 gives up after ~20 s without a head). Ray itself must see 2 ALIVE nodes."""
+import subprocess
 import time
 
 from podsim import wait_until
@@ -47,3 +48,25 @@ def test_bare_ray_cluster_in_simulated_pods(cluster):
     for pod in (worker, head):
         pod.delete(grace=10)
         assert not pod.running()
+
+
+def _bridge_mac(cluster):
+    out = subprocess.run(["ip", "-n", cluster.ns, "-o", "link", "show", "br0"], capture_output=True, text=True,
+                         check=True).stdout
+    return out.split("link/ether ")[1].split()[0]
+
+
+def test_bridge_keeps_its_mac_as_pods_come_and_go(cluster):
+    """A pod's cached ARP entry for the cluster DNS must stay right: a bridge left to itself takes
+    its lowest port's MAC, so it changed with every pod added or removed, and a worker that had
+    resolved it early lost its DNS queries for up to 52 s."""
+    before = _bridge_mac(cluster)
+    made = [cluster._new_pod_network()[0] for _ in range(6)]
+    seen = {_bridge_mac(cluster)}
+    for ns in made[:4]:
+        cluster._drop_netns(ns)
+    deadline = time.monotonic() + 2  # a namespace's veth goes away asynchronously
+    while time.monotonic() < deadline:
+        seen.add(_bridge_mac(cluster))
+        time.sleep(0.1)
+    assert seen == {before}, f"br0 changed its MAC from {before} to {sorted(seen - {before})}"
