@@ -128,6 +128,9 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                     continue;
                 delay = backoff_next_ms(&dns_backoff);
                 progress_fail(&pr, "DNS", reply.reason, delay);
+                /* Even a DNS that only stopped answering withdraws the address: `ray start` gets
+                 * the name and resolves it itself, so a head found while DNS fails could not be
+                 * joined anyway. */
                 addr[0] = '\0';
                 if (wait_sleep(delay, w->stop_fd) < 0)
                     return WAIT_STOPPED;
