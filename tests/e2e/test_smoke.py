@@ -1,10 +1,9 @@
 """The simulator itself, before rayboot does anything: a head and a worker running bare
 `ray start --block`, the worker started once the head's DNS record exists (bare `ray start`
 gives up after ~20 s without a head). Ray itself must see 2 ALIVE nodes."""
-import subprocess
 import time
 
-from podsim import wait_until
+from podsim import run, wait_until
 
 SMOKE = {
     "apiVersion": "batch.volcano.sh/v1alpha1",
@@ -51,8 +50,7 @@ def test_bare_ray_cluster_in_simulated_pods(cluster):
 
 
 def _bridge_mac(cluster):
-    out = subprocess.run(["ip", "-n", cluster.ns, "-o", "link", "show", "br0"], capture_output=True, text=True,
-                         check=True).stdout
+    out = run("ip", "-n", cluster.ns, "-o", "link", "show", "br0").stdout
     return out.split("link/ether ")[1].split()[0]
 
 
