@@ -59,7 +59,8 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-bugprone-implicit-widening-of-multiplication-result,-clang-analyzer-valist.Uninitialized,\
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
-.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint bench
+.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint bench \
+	node node-up node-down
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -72,6 +73,7 @@ help:
 	@echo "make lint       cppcheck and clang-tidy"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
+	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
 
 $(DEPS_OK): deps/build.sh
 	deps/build.sh $(DEPS)
@@ -170,7 +172,20 @@ test: bootstrap
 	$(MAKE) lint
 	$(MAKE) fuzz-ci
 	$(MAKE) venv
+	$(MAKE) node
 	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
+
+# The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from
+# our Dockerfiles. Each is rebuilt only when its pins or inputs change (cached under build/node).
+node: bootstrap
+	tests/node/build.sh $(BUILD)/node
+	tests/node/images.sh $(BUILD)/node
+
+node-up: node
+	python3 tests/node/cluster.py up
+
+node-down:
+	python3 tests/node/cluster.py down
 
 # One suite or test: make e2e PYTEST_ARGS='tests/e2e/test_smoke.py -k smoke'
 e2e:

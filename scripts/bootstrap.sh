@@ -7,7 +7,7 @@
 #                                               Dockerfile's builder)
 set -euo pipefail
 
-build_packages=(musl-tools gperf cmake make gcc pkg-config dpkg-dev file binutils)
+build_packages=(musl-tools gperf cmake make gcc g++ pkg-config dpkg-dev file binutils)  # g++: nghttp2's CMake project names C++
 packages=(
     "${build_packages[@]}"                                             # release build
     libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
@@ -15,6 +15,8 @@ packages=(
     clang clang-tidy cppcheck valgrind                                 # make lint, make fuzz, make unit-valgrind
     libclang-rt-dev                                                    # libFuzzer for make fuzz (clang only recommends it)
     dnsmasq-base iproute2 util-linux nftables procps curl              # pod simulator
+    etcd-server containerd runc containernetworking-plugins iptables conntrack  # the real node
+    buildah mmdebstrap                                                 # its images
 )
 
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
@@ -41,8 +43,13 @@ need_update=0
 if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     # deps/build.sh builds the C dependencies from Debian's own source packages.
     say "adding deb-src entries ($src_list)"
-    sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null |
-        sed 's/^Types: deb$/Types: deb-src/' > "$src_list"
+    # Debian's images keep their sources in deb822 form; a system made by debootstrap or
+    # mmdebstrap has only a one-line sources.list, and then the entries below are used.
+    : > "$src_list"
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources |
+            sed 's/^Types: deb$/Types: deb-src/' > "$src_list"
+    fi
     if [ ! -s "$src_list" ]; then
         cat > "$src_list" <<'SRC'
 Types: deb-src

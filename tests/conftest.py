@@ -22,3 +22,10 @@ def sidecar_bin() -> pathlib.Path:
     if not path.exists():
         pytest.fail(f"{path} is missing: run `make` first")
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """The real-node tier runs last: the fast tiers fail first, and the node's start-up (and
+    its images' weight on the machine) comes after them."""
+    node_dir = REPO / "tests" / "node"
+    items.sort(key=lambda item: pathlib.Path(str(item.fspath)).is_relative_to(node_dir))

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the real-node tier's Go programs from the Go module proxy into build/node/bin:
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl
+# (k8s.io/kubernetes at K8S_VERSION) and CoreDNS (COREDNS_VERSION, with only the plugins the
+# node's Corefile uses). Nothing is rebuilt while the pins, go.mod and go.sum are unchanged.
+# Module and build caches live under build/node/go, so `make distclean` takes them too.
+#
+# Usage: tests/node/build.sh [BUILD_DIR]      (default: build/node)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/../../build/node}
+mkdir -p "$out/bin"
+out=$(cd "$out" && pwd)
+# shellcheck source=tests/node/pins.env
+. "$here/pins.env"
+
+say() { printf 'node-build: %s\n' "$*" >&2; }
+
+# The pins must be the versions the module files build: one place to read them, checked here.
+grep -q "^require k8s.io/kubernetes $K8S_VERSION\$" "$here/gomod/kubernetes/go.mod" || {
+    say "pins.env says K8S_VERSION=$K8S_VERSION but tests/node/gomod/kubernetes/go.mod does not require it"
+    exit 2
+}
+grep -q "^require github.com/coredns/coredns $COREDNS_VERSION\$" "$here/gomod/coredns/go.mod" || {
+    say "pins.env says COREDNS_VERSION=$COREDNS_VERSION but tests/node/gomod/coredns/go.mod does not require it"
+    exit 2
+}
+command -v go >/dev/null || { say "needs Go (the machine's toolchain)"; exit 2; }
+
+export GOMODCACHE=$out/go/mod GOCACHE=$out/go/cache GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0
+
+# build_module DIR STAMP PACKAGE...: builds PACKAGEs of the module in DIR unless STAMP records
+# the same inputs (pins, module files, Go version).
+build_module() {
+    local dir=$1 stamp=$out/bin/.$2.stamp
+    shift 2
+    local want
+    want=$(cat "$here/pins.env" "$dir/go.mod" "$dir/go.sum" "$dir"/*.go | sha256sum | cut -d' ' -f1)
+    want="$want $(go env GOVERSION)"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        say "$(basename "$dir") is up to date"
+        return
+    fi
+    say "building $* (this takes minutes from a cold cache)"
+    local t0=$SECONDS
+    (cd "$dir" && go build -trimpath -ldflags='-s -w' -o "$out/bin/" "$@")
+    echo "$want" > "$stamp"
+    say "$(basename "$dir") built in $((SECONDS - t0)) s"
+}
+
+build_module "$here/gomod/kubernetes" kubernetes \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
+    k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl
+build_module "$here/gomod/coredns" coredns .
+# `go build .` names the program after the module's last element.
+[ -x "$out/bin/coredns" ] || { say "coredns was not built"; exit 1; }

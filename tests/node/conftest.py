@@ -1,0 +1,54 @@
+"""The real-node tier: one node (tests/node/cluster.py) for the whole session, brought up before
+the first test that asks for it and taken down after the last, then checked to have left
+nothing on the machine. Each test works in a namespace of its own, deleted afterwards.
+
+RAYBOOT_NODE_KEEP=1 leaves the node running after the session (to look at it by hand:
+scripts/k8s-node.sh env), and reuses a node that is already up."""
+import os
+import pathlib
+import re
+import sys
+import uuid
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import cluster  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def node():
+    keep = os.environ.get("RAYBOOT_NODE_KEEP") == "1"
+    if os.geteuid() != 0:
+        pytest.fail("the real-node tier needs root (make test runs it as root)")
+    missing = [p for p in [cluster.BIN / "kubelet", cluster.BIN / "coredns"] +
+               [cluster.IMAGES / f"{k}.tar" for k in cluster.IMAGE_NAMES] if not p.exists()]
+    if missing:
+        pytest.fail(f"{missing[0]} is missing: run `make node` (tests/node/build.sh and images.sh) first")
+    if not (keep and cluster.status() == 0):
+        try:
+            cluster.up()
+        except Exception as e:
+            cluster.down(quiet=True)
+            pytest.fail(f"the node did not come up: {e}")
+    try:
+        yield cluster.admin()
+    finally:
+        if not keep:
+            cluster.down()
+            left = cluster.leftovers()
+            assert not left, f"the node left {left} behind"
+
+
+@pytest.fixture
+def namespace(node, request):
+    """A fresh namespace for one test, with its `default` ServiceAccount; deleted afterwards
+    (pods and all), so one test's leftovers never meet the next."""
+    base = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40].strip("-")
+    name = f"t-{base}-{uuid.uuid4().hex[:5]}"
+    node.create_namespace(name)
+    try:
+        yield name
+    finally:
+        node.delete_namespace(name, timeout=180)

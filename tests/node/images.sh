@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Builds, offline but for Debian's and PyPI's packages, the images the real node runs, from the
+# Dockerfiles we ship, with buildah (Debian's), and writes each as an OCI archive under
+# build/node/images/ for tests/node/cluster.py to import into containerd:
+#
+#   debian      IMAGE_DEBIAN: a bookworm root filesystem made by mmdebstrap. The top-level
+#               Dockerfile's builder stage says `FROM debian:bookworm`; there is no registry to
+#               pull it from, so this is that image, made locally.
+#   pause       IMAGE_PAUSE: tests/node/images/pause.c, static, the pod sandbox.
+#   rayboot     IMAGE_RAYBOOT: the top-level Dockerfile (builder stage on `debian`, FROM scratch).
+#   ray-stock   IMAGE_RAY_STOCK: a stand-in for rayproject/ray (tests/node/images/ray-standin/).
+#   ray         IMAGE_RAY: images/Dockerfile on the stand-in, as a user would build it.
+#
+# An image is rebuilt only when its inputs change (a key over them is kept beside its archive).
+# buildah's storage is build/node/buildah, so nothing lands in the machine's own.
+#
+# Usage: tests/node/images.sh [BUILD_DIR]      (default: build/node)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+out=${1:-$repo/build/node}
+mkdir -p "$out/images" "$out/base"
+out=$(cd "$out" && pwd)
+# shellcheck source=tests/node/pins.env
+. "$here/pins.env"
+ray_requirement=$(grep -E '^ray(\[[a-z,]+\])?==' "$repo/tests/e2e/requirements.txt")
+
+say() { printf 'node-images: %s\n' "$*" >&2; }
+bh() { buildah --root "$out/buildah/root" --runroot "$out/buildah/run" --storage-driver overlay "$@"; }
+
+# key_of FILE...: one hash over the contents of the files and directories named (their paths
+# and bytes), so that an edit anywhere in a build's inputs rebuilds it.
+key_of() {
+    find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+}
+
+# fresh NAME KEY: true when build/node/images/NAME.tar was built from KEY.
+fresh() { [ -f "$out/images/$1.tar" ] && [ "$(cat "$out/images/$1.key" 2>/dev/null)" = "$2" ]; }
+
+# export_image NAME IMAGE KEY: writes the archive (the image under its one name) and its key.
+export_image() {
+    rm -f "$out/images/$1.tar"
+    bh push --quiet "$2" "oci-archive:$out/images/$1.tar.part:$2" >/dev/null
+    mv "$out/images/$1.tar.part" "$out/images/$1.tar"
+    echo "$3" > "$out/images/$1.key"
+}
+
+# build NAME IMAGE KEY ARGS...: `buildah build` with the arguments given, unless fresh. Builds
+# run with the host's network (apt and pip inside the build reach only the registries) and
+# chroot isolation (no nested user namespaces needed).
+build() {
+    local name=$1 image=$2 key=$3
+    shift 3
+    if fresh "$name" "$key" && bh inspect --type image "$image" >/dev/null 2>&1; then
+        say "$name is up to date"
+        return
+    fi
+    say "building $name ($image)"
+    local t0=$SECONDS
+    bh build --quiet --pull=never --network=host --isolation=chroot --layers=false -t "$image" "$@" >/dev/null
+    export_image "$name" "$image" "$key"
+    say "$name built in $((SECONDS - t0)) s"
+}
+
+# The Debian base: mmdebstrap's tarball, committed as an image.
+base_tar=$out/base/debian-$DEBIAN_SUITE.tar
+if [ ! -s "$base_tar" ]; then
+    say "making a $DEBIAN_SUITE root filesystem with mmdebstrap"
+    mmdebstrap --quiet --variant=minbase --include=ca-certificates "$DEBIAN_SUITE" "$base_tar.part" \
+        "deb http://deb.debian.org/debian $DEBIAN_SUITE main" \
+        "deb http://deb.debian.org/debian $DEBIAN_SUITE-updates main" \
+        "deb http://deb.debian.org/debian-security $DEBIAN_SUITE-security main"
+    mv "$base_tar.part" "$base_tar"
+fi
+debian_key=$(key_of "$base_tar" "$here/pins.env")
+if fresh debian "$debian_key" && bh inspect --type image "$IMAGE_DEBIAN" >/dev/null 2>&1; then
+    say "debian is up to date"
+else
+    say "committing the $DEBIAN_SUITE root filesystem as $IMAGE_DEBIAN"
+    c=$(bh from scratch)
+    bh add --quiet "$c" "$base_tar" /
+    bh config --cmd /bin/bash --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
+    bh commit --quiet --rm "$c" "$IMAGE_DEBIAN" >/dev/null
+    export_image debian "$IMAGE_DEBIAN" "$debian_key"
+fi
+
+# The pause image: one static binary.
+pause_key=$(key_of "$here/images/pause.c")
+if fresh pause "$pause_key" && bh inspect --type image "$IMAGE_PAUSE" >/dev/null 2>&1; then
+    say "pause is up to date"
+else
+    mkdir -p "$out/pause"
+    musl-gcc -std=c11 -O2 -Wall -Wextra -Werror -static -s "$here/images/pause.c" -o "$out/pause/pause"
+    c=$(bh from scratch)
+    bh copy --quiet "$c" "$out/pause/pause" /pause
+    bh config --entrypoint '["/pause"]' "$c"
+    bh commit --quiet --rm "$c" "$IMAGE_PAUSE" >/dev/null
+    export_image pause "$IMAGE_PAUSE" "$pause_key"
+fi
+
+# rayboot's own image, from the top-level Dockerfile, on the local Debian base.
+rayboot_key=$(key_of "$repo/Dockerfile" "$repo/.dockerignore" "$repo/Makefile" "$repo/VERSION" \
+    "$repo/deps" "$repo/scripts" "$repo/lib" "$repo/init" "$repo/sidecar")-$debian_key
+build rayboot "$IMAGE_RAYBOOT" "$rayboot_key" -f "$repo/Dockerfile" "$repo"
+
+# The stand-in for rayproject/ray, with the Ray the tests pin. pip's cache is lent to the build
+# (not part of the image) so Ray's wheels are downloaded once per machine.
+mkdir -p "$HOME/.cache/pip"
+stock_key=$(key_of "$here/images/ray-standin" "$repo/tests/e2e/requirements.txt")-$debian_key
+build ray-stock "$IMAGE_RAY_STOCK" "$stock_key" -f "$here/images/ray-standin/Containerfile" \
+    --build-arg "RAY_REQUIREMENT=$ray_requirement" -v "$HOME/.cache/pip:/root/.cache/pip" \
+    "$here/images/ray-standin"
+
+# images/Dockerfile, as README tells a user to build it.
+ray_key=$(key_of "$repo/images/Dockerfile")-$rayboot_key-$stock_key
+build ray "$IMAGE_RAY" "$ray_key" -f "$repo/images/Dockerfile" \
+    --build-arg "RAYBOOT_IMAGE=$IMAGE_RAYBOOT" --build-arg "RAY_VERSION=${IMAGE_RAY_STOCK##*:}" \
+    "$repo/images"
+say "images ready in $out/images"
