@@ -35,7 +35,7 @@ build_module() {
     local dir=$1 stamp=$out/bin/.$2.stamp
     shift 2
     local want
-    want=$(cat "$here/pins.env" "$dir/go.mod" "$dir/go.sum" "$dir"/*.go | sha256sum | cut -d' ' -f1)
+    want=$(cat "$0" "$here/pins.env" "$dir/go.mod" "$dir/go.sum" "$dir"/*.go | sha256sum | cut -d' ' -f1)
     want="$want $(go env GOVERSION)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         say "$(basename "$dir") is up to date"
@@ -43,15 +43,25 @@ build_module() {
     fi
     say "building $* (this takes minutes from a cold cache)"
     local t0=$SECONDS
-    (cd "$dir" && go build -trimpath -ldflags='-s -w' -o "$out/bin/" "$@")
+    (cd "$dir" && go build -trimpath -ldflags="-s -w $ldflags" -o "$out/bin/" "$@")
     echo "$want" > "$stamp"
     say "$(basename "$dir") built in $((SECONDS - t0)) s"
 }
 
+# Kubernetes' own build stamps its version into every program (hack/lib/version.sh); without it
+# they report v0.0.0-master, which the components' version checks and users' tools would see.
+k8s_minor=${K8S_VERSION#v1.}
+k8s_minor=${k8s_minor%%.*}
+ldflags=
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor"
+    ldflags="$ldflags -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+done
 build_module "$here/gomod/kubernetes" kubernetes \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
     k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl
+ldflags=
 build_module "$here/gomod/coredns" coredns .
 # `go build .` names the program after the module's last element.
 [ -x "$out/bin/coredns" ] || { say "coredns was not built"; exit 1; }

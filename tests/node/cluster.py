@@ -326,6 +326,7 @@ def start_init():
 
 
 def record_sysctls():
+    HOST_RUN.mkdir(parents=True, exist_ok=True)
     if SYSCTL_FILE.exists():
         return  # a node that was not taken down: keep the first record, the machine's own values
     values = {}

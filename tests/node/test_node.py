@@ -159,9 +159,11 @@ def test_an_indexed_job_gives_each_pod_its_index_and_hostname(node, namespace):
     seen = {}
     for p in pods:
         index = p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+        # Since PodIndexLabel (GA in 1.32) the index is a label too, and the env comes from it.
+        assert p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] == index
         env = {e["name"]: e for e in p["spec"]["containers"][0]["env"]}
         assert env["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == \
-            "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+            "metadata.labels['batch.kubernetes.io/job-completion-index']"
         printed_index, hostname = node.log(namespace, p["metadata"]["name"]).split()
         seen[printed_index] = hostname
         assert printed_index == index
