@@ -10,6 +10,7 @@
 #   rayboot     IMAGE_RAYBOOT: the top-level Dockerfile (builder stage on `debian`, FROM scratch).
 #   ray-stock   IMAGE_RAY_STOCK: a stand-in for rayproject/ray (tests/node/images/ray-standin/).
 #   ray         IMAGE_RAY: images/Dockerfile on the stand-in, as a user would build it.
+#   ray-job     IMAGE_RAY_JOB: test-only, `ray` with the seed program as /home/ray/job.py.
 #
 # An image is rebuilt only when its inputs change (a key over them is kept beside its archive).
 # buildah's storage is build/node/buildah, so nothing lands in the machine's own.
@@ -38,9 +39,10 @@ key_of() {
 fresh() { [ -f "$out/images/$1.tar" ] && [ "$(cat "$out/images/$1.key" 2>/dev/null)" = "$2" ]; }
 
 # export_image NAME IMAGE KEY: writes the archive (the image under its one name) and its key.
+# Layers stay uncompressed: the archive only crosses this machine, and gzip would cost minutes.
 export_image() {
     rm -f "$out/images/$1.tar"
-    bh push --quiet "$2" "oci-archive:$out/images/$1.tar.part:$2" >/dev/null
+    bh push --quiet --disable-compression "$2" "oci-archive:$out/images/$1.tar.part:$2" >/dev/null
     mv "$out/images/$1.tar.part" "$out/images/$1.tar"
     echo "$3" > "$out/images/$1.key"
 }
@@ -72,7 +74,7 @@ if [ ! -s "$base_tar" ]; then
         "deb http://deb.debian.org/debian-security $DEBIAN_SUITE-security main"
     mv "$base_tar.part" "$base_tar"
 fi
-debian_key=$(key_of "$base_tar" "$here/pins.env")
+debian_key=$(key_of "$base_tar")-$DEBIAN_SUITE-$IMAGE_DEBIAN
 if fresh debian "$debian_key" && bh inspect --type image "$IMAGE_DEBIAN" >/dev/null 2>&1; then
     say "debian is up to date"
 else
@@ -103,17 +105,27 @@ rayboot_key=$(key_of "$repo/Dockerfile" "$repo/.dockerignore" "$repo/Makefile" "
     "$repo/deps" "$repo/scripts" "$repo/lib" "$repo/init" "$repo/sidecar")-$debian_key
 build rayboot "$IMAGE_RAYBOOT" "$rayboot_key" -f "$repo/Dockerfile" "$repo"
 
-# The stand-in for rayproject/ray, with the Ray the tests pin. pip's cache is lent to the build
-# (not part of the image) so Ray's wheels are downloaded once per machine.
-mkdir -p "$HOME/.cache/pip"
+# The stand-in for rayproject/ray, with the Ray the tests pin. Its wheels are downloaded here,
+# by the machine's pip (which knows how this machine reaches PyPI), once per pin, and lent to
+# the build read-only: the build itself installs offline and keeps no copy of them.
+wheels=$out/wheels/$(printf '%s' "$ray_requirement" | tr -c 'A-Za-z0-9.=-' '_')
+if [ ! -f "$wheels/.complete" ]; then
+    say "downloading $ray_requirement and its dependencies"
+    mkdir -p "$wheels"
+    python3 -m pip download -q --disable-pip-version-check --only-binary=:all: -d "$wheels" "$ray_requirement"
+    touch "$wheels/.complete"
+fi
 stock_key=$(key_of "$here/images/ray-standin" "$repo/tests/e2e/requirements.txt")-$debian_key
 build ray-stock "$IMAGE_RAY_STOCK" "$stock_key" -f "$here/images/ray-standin/Containerfile" \
-    --build-arg "RAY_REQUIREMENT=$ray_requirement" -v "$HOME/.cache/pip:/root/.cache/pip" \
-    "$here/images/ray-standin"
+    --build-arg "RAY_REQUIREMENT=$ray_requirement" -v "$wheels:/wheels:ro" "$here/images/ray-standin"
 
 # images/Dockerfile, as README tells a user to build it.
 ray_key=$(key_of "$repo/images/Dockerfile")-$rayboot_key-$stock_key
 build ray "$IMAGE_RAY" "$ray_key" -f "$repo/images/Dockerfile" \
     --build-arg "RAYBOOT_IMAGE=$IMAGE_RAYBOOT" --build-arg "RAY_VERSION=${IMAGE_RAY_STOCK##*:}" \
     "$repo/images"
+# Test-only: the seed program as the user's /home/ray/job.py.
+job_key=$(key_of "$here/images/ray-job" "$repo/tests/e2e/programs/squares.py")-$ray_key
+build ray-job "$IMAGE_RAY_JOB" "$job_key" -f "$here/images/ray-job/Containerfile" \
+    --build-arg "RAY_IMAGE=$IMAGE_RAY" "$repo/tests/e2e/programs"
 say "images ready in $out/images"

@@ -1,0 +1,89 @@
+"""What we ship, run on the real node to its result: the manifests under k8s/ as they are, with
+our images built from our Dockerfiles and real Ray in real pods.
+
+Two changes only, both forced by the test machine, and made here in the open:
+- the image is IMAGE_RAY_JOB, the shipped Ray image plus the seed program (squares) at
+  /home/ray/job.py, where the manifests' head command expects the user's script;
+- CPU requests are cut to what 3 pods can share on this 2-core node (the manifests ask for 2
+  CPUs a pod, which no 2-core node can schedule three times). Limits, where a manifest sets
+  them, are left alone."""
+import copy
+import pathlib
+
+import yaml
+
+import cluster
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SQUARES = "[0, 1, 4, 9, 16, 25, 36, 49, 64, 81]"
+SHIPPED_RAY_IMAGE = cluster.PINS["IMAGE_RAY"]
+TEST_CPU_REQUEST = "300m"
+
+
+def load(relative):
+    return [d for d in yaml.safe_load_all((REPO / "k8s" / relative).read_text()) if d]
+
+
+def for_this_node(doc, namespace):
+    """The two documented changes, and the test's namespace."""
+    doc = copy.deepcopy(doc)
+    doc["metadata"]["namespace"] = namespace
+    for spec in _pod_specs(doc):
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            if c.get("image") == SHIPPED_RAY_IMAGE:
+                c["image"] = cluster.IMAGE_NAMES["ray-job"]
+            req = c.get("resources", {}).get("requests", {})
+            if "cpu" in req:
+                req["cpu"] = TEST_CPU_REQUEST
+    return doc
+
+
+def _pod_specs(doc):
+    if doc["kind"] == "Job" and doc["apiVersion"] == "batch/v1":
+        return [doc["spec"]["template"]["spec"]]
+    if doc["kind"] == "Job":  # batch.volcano.sh
+        return [t["template"]["spec"] for t in doc["spec"]["tasks"]]
+    return []
+
+
+def pod_logs(node, namespace):
+    out = []
+    for p in node.pods(namespace):
+        for c in p["spec"]["containers"]:
+            try:
+                out.append(f"--- {p['metadata']['name']}/{c['name']} ({p['status'].get('phase')})\n"
+                           f"{node.log(namespace, p['metadata']['name'], c['name'])}")
+            except Exception as e:  # noqa: BLE001 - a log we cannot read is still worth naming
+                out.append(f"--- {p['metadata']['name']}/{c['name']}: {e}")
+    return "\n".join(out)
+
+
+def test_indexed_job_runs_to_completion(node, namespace):
+    docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
+    for d in docs:
+        node.create(d)
+
+    def finished():
+        j = node.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/ray-indexed")
+        conds = {c["type"]: c["status"] for c in j.get("status", {}).get("conditions", [])}
+        if conds.get("Failed") == "True":
+            raise AssertionError(f"the Job failed: {j['status']}\n{pod_logs(node, namespace)}")
+        return j if conds.get("Complete") == "True" else None
+    try:
+        node.wait("the Indexed Job Complete", finished, 420, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+
+    pods = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p
+            for p in node.pods(namespace, "job-name=ray-indexed")}
+    head_log = node.log(namespace, pods["0"]["metadata"]["name"], "ray")
+    assert SQUARES in head_log and "nodes: 3" in head_log, pod_logs(node, namespace)
+
+    # Every pod ends Succeeded: the workers leave by themselves once the head's job is done.
+    def all_succeeded():
+        phases = {p["metadata"]["name"]: p["status"].get("phase") for p in node.pods(namespace, "job-name=ray-indexed")}
+        return phases if set(phases.values()) == {"Succeeded"} and len(phases) == 3 else None
+    try:
+        node.wait("every pod Succeeded", all_succeeded, 90, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
