@@ -52,3 +52,31 @@ def namespace(node, request):
         yield name
     finally:
         node.delete_namespace(name, timeout=180)
+
+
+@pytest.fixture(scope="session")
+def volcano_crd(node):
+    """Volcano's Job CRD (shared/schemas/volcano, kept in tests/manifests/schemas), installed so
+    that the API server validates every vcjob against Volcano's own schema."""
+    import yaml
+    crd = yaml.safe_load((HERE.parent / "manifests" / "schemas" / "batch.volcano.sh_jobs.yaml").read_text())
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    if not node.exists(f"{path}/{crd['metadata']['name']}"):
+        node.post(path, crd)
+
+    def established():
+        got = node.get(f"{path}/{crd['metadata']['name']}")
+        return any(c["type"] == "Established" and c["status"] == "True" for c in got.get("status", {}).get("conditions") or [])
+    node.wait("Volcano's Job CRD established", established, 60)
+    return crd
+
+
+@pytest.fixture
+def volcano(node, volcano_crd, namespace):
+    """The test Volcano job controller (tests/node/volcano.py) for this test's namespace."""
+    import volcano as vc
+    controller = vc.Controller(node, namespace).start()
+    try:
+        yield controller
+    finally:
+        controller.stop()

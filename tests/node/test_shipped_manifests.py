@@ -87,3 +87,71 @@ def test_indexed_job_runs_to_completion(node, namespace):
         node.wait("every pod Succeeded", all_succeeded, 90, interval=1)
     except TimeoutError as e:
         raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+
+
+def apply_rbac_if_used(node, namespace, docs):
+    """The sidecar's ServiceAccount and Role (k8s/rbac/sidecar.yaml), when a manifest uses it."""
+    uses = any(spec.get("serviceAccountName") == "rayboot-sidecar" for d in docs for spec in _pod_specs(d))
+    if uses:
+        for d in load("rbac/sidecar.yaml"):
+            d = copy.deepcopy(d)
+            d["metadata"]["namespace"] = namespace
+            for s in d.get("subjects", []):
+                s["namespace"] = namespace
+            node.create(d)
+
+
+def vcjob_phase(node, namespace, name):
+    j = node.get(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{name}")
+    return j.get("status", {}).get("state", {}).get("phase")
+
+
+def run_vcjob(node, namespace, volcano, relative, timeout=420):
+    """Creates the manifest's objects (the vcjob through the CRD's validation) and waits for the
+    Volcano Job to end; returns the job's name and its pods' final states."""
+    docs = [for_this_node(d, namespace) for d in load(relative)]
+    apply_rbac_if_used(node, namespace, docs)
+    for d in docs:
+        node.create(d)
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    name = job["metadata"]["name"]
+    final = {}
+
+    def ended():
+        for p in node.pods(namespace, f"volcano.sh/job-name={name}"):
+            final[p["metadata"]["name"]] = p  # the last look at each pod, deleted ones included
+        if volcano.errors:
+            raise AssertionError(f"the test controller failed: {volcano.errors}")
+        phase = vcjob_phase(node, namespace, name)
+        if phase == "Failed":
+            raise AssertionError(f"the Volcano Job failed\n{pod_logs(node, namespace)}")
+        return phase == "Completed"
+    try:
+        node.wait(f"Volcano Job {name} Completed", ended, timeout, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    return name, final
+
+
+def test_volcano_ray_cluster_runs_to_completion(node, namespace, volcano):
+    name, final = run_vcjob(node, namespace, volcano, "volcano/ray-cluster.yaml")
+    head = final[f"{name}-head-0"]
+    assert head["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
+    log = node.log(namespace, f"{name}-head-0", "ray")
+    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    # The workers left by themselves once the head's job was done (rayboot's `finished` key),
+    # before CompleteJob had anything to stop.
+    for i in range(2):
+        assert final[f"{name}-worker-{i}"]["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
+
+
+def test_volcano_ray_plugin_compatible_runs_to_completion(node, namespace, volcano):
+    name, final = run_vcjob(node, namespace, volcano, "volcano/ray-plugin-compatible.yaml")
+    head = node.pod(namespace, f"{name}-head-0")
+    assert head["status"]["phase"] == "Succeeded"
+    # The plugin left the containers named `ray` alone, and routed J-head-svc to the named ports.
+    assert head["spec"]["containers"][0]["command"][0] == "rayboot"
+    log = node.log(namespace, f"{name}-head-0", "ray")
+    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
+    assert {p["targetPort"] for p in svc["spec"]["ports"]} == {"gcs", "dashboard", "client-server"}
