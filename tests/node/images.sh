@@ -10,7 +10,6 @@
 #   rayboot     IMAGE_RAYBOOT: the top-level Dockerfile (builder stage on `debian`, FROM scratch).
 #   ray-stock   IMAGE_RAY_STOCK: a stand-in for rayproject/ray (tests/node/images/ray-standin/).
 #   ray         IMAGE_RAY: images/Dockerfile on the stand-in, as a user would build it.
-#   ray-job     IMAGE_RAY_JOB: test-only, `ray` with the seed program as /home/ray/job.py.
 #
 # An image is rebuilt only when its inputs change (a key over them is kept beside its archive).
 # buildah's storage is build/node/buildah, so nothing lands in the machine's own.
@@ -124,8 +123,4 @@ ray_key=$(key_of "$repo/images/Dockerfile")-$rayboot_key-$stock_key
 build ray "$IMAGE_RAY" "$ray_key" -f "$repo/images/Dockerfile" \
     --build-arg "RAYBOOT_IMAGE=$IMAGE_RAYBOOT" --build-arg "RAY_VERSION=${IMAGE_RAY_STOCK##*:}" \
     "$repo/images"
-# Test-only: the seed program as the user's /home/ray/job.py.
-job_key=$(key_of "$here/images/ray-job" "$repo/tests/e2e/programs/squares.py")-$ray_key
-build ray-job "$IMAGE_RAY_JOB" "$job_key" -f "$here/images/ray-job/Containerfile" \
-    --build-arg "RAY_IMAGE=$IMAGE_RAY" "$repo/tests/e2e/programs"
 say "images ready in $out/images"

@@ -2,12 +2,13 @@
 our images built from our Dockerfiles and real Ray in real pods.
 
 Two changes only, both forced by the test machine, and made here in the open:
-- the image is IMAGE_RAY_JOB, the shipped Ray image plus the seed program (squares) at
-  /home/ray/job.py, where the manifests' head command expects the user's script;
-- CPU requests are cut to what 3 pods can share on this 2-core node (the manifests ask for 2
-  CPUs a pod, which no 2-core node can schedule three times). Limits, where a manifest sets
-  them, are left alone."""
+- the user's script: the manifests run /home/ray/job.py, which is yours and in no image of ours;
+  here it is the seed program (squares), from a ConfigMap mounted at that path in every Ray
+  container;
+- CPU requests are cut to what the pods can share on this 2-core node (the manifests ask for 2
+  CPUs a Ray pod, which no 2-core node can schedule three times). Limits are left alone."""
 import copy
+import json
 import pathlib
 
 import yaml
@@ -16,7 +17,9 @@ import cluster
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SQUARES = "[0, 1, 4, 9, 16, 25, 36, 49, 64, 81]"
-SHIPPED_RAY_IMAGE = cluster.PINS["IMAGE_RAY"]
+SEED_PROGRAM = REPO / "tests" / "e2e" / "programs" / "squares.py"
+RAY_IMAGES = {cluster.PINS["IMAGE_RAY"], "rayproject/ray:2.60.0", cluster.PINS["IMAGE_RAY_STOCK"]}
+JOB_CONFIGMAP = "user-job"
 TEST_CPU_REQUEST = "300m"
 
 
@@ -24,18 +27,32 @@ def load(relative):
     return [d for d in yaml.safe_load_all((REPO / "k8s" / relative).read_text()) if d]
 
 
+def job_configmap(namespace):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
+            "data": {"job.py": SEED_PROGRAM.read_text()}}
+
+
 def for_this_node(doc, namespace):
     """The two documented changes, and the test's namespace."""
-    doc = copy.deepcopy(doc)
+    doc = json.loads(json.dumps(doc))  # YAML anchors share lists between tasks: unshare them
     doc["metadata"]["namespace"] = namespace
     for spec in _pod_specs(doc):
+        mounted = False
         for c in spec.get("containers", []) + spec.get("initContainers", []):
-            if c.get("image") == SHIPPED_RAY_IMAGE:
-                c["image"] = cluster.IMAGE_NAMES["ray-job"]
+            if c.get("image") in RAY_IMAGES:
+                c.setdefault("volumeMounts", []).append(
+                    {"name": JOB_CONFIGMAP, "mountPath": "/home/ray/job.py", "subPath": "job.py", "readOnly": True})
+                mounted = True
             req = c.get("resources", {}).get("requests", {})
-            if "cpu" in req:
+            if "cpu" in req and _millicores(req["cpu"]) > _millicores(TEST_CPU_REQUEST):
                 req["cpu"] = TEST_CPU_REQUEST
+        if mounted:
+            spec.setdefault("volumes", []).append({"name": JOB_CONFIGMAP, "configMap": {"name": JOB_CONFIGMAP}})
     return doc
+
+
+def _millicores(q):
+    return int(q[:-1]) if str(q).endswith("m") else int(float(q) * 1000)
 
 
 def _pod_specs(doc):
@@ -60,6 +77,7 @@ def pod_logs(node, namespace):
 
 def test_indexed_job_runs_to_completion(node, namespace):
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
+    node.create(job_configmap(namespace))
     for d in docs:
         node.create(d)
 
@@ -111,6 +129,7 @@ def run_vcjob(node, namespace, volcano, relative, timeout=420):
     Volcano Job to end; returns the job's name and its pods' final states."""
     docs = [for_this_node(d, namespace) for d in load(relative)]
     apply_rbac_if_used(node, namespace, docs)
+    node.create(job_configmap(namespace))
     for d in docs:
         node.create(d)
     (job,) = [d for d in docs if d["kind"] == "Job"]
@@ -155,3 +174,30 @@ def test_volcano_ray_plugin_compatible_runs_to_completion(node, namespace, volca
     assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
     svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
     assert {p["targetPort"] for p in svc["spec"]["ports"]} == {"gcs", "dashboard", "client-server"}
+
+
+def test_volcano_stock_ray_image_runs_to_completion(node, namespace, volcano):
+    """The unmodified Ray image (our stand-in for rayproject/ray) and rayboot copied in by an
+    initContainer from the rayboot image: `rayboot install` into an emptyDir."""
+    name, final = run_vcjob(node, namespace, volcano, "volcano/stock-ray-image.yaml")
+    assert final[f"{name}-head-0"]["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
+    log = node.log(namespace, f"{name}-head-0", "ray")
+    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    head = node.pod(namespace, f"{name}-head-0")
+    install = head["status"]["initContainerStatuses"][0]
+    assert install["name"] == "install-rayboot" and install["state"]["terminated"]["exitCode"] == 0
+
+
+def test_volcano_ray_submitter_runs_to_completion(node, namespace, volcano):
+    """A RayJob without an operator: the submitter task submits the entrypoint through the Jobs
+    API, follows its log, and its TaskCompleted ends the Volcano Job; CompleteJob then stops the
+    cluster's pods, which drain and exit 0."""
+    name, final = run_vcjob(node, namespace, volcano, "volcano/ray-submitter.yaml")
+    sub = final[f"{name}-submitter-0"]
+    assert sub["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
+    log = node.log(namespace, f"{name}-submitter-0", "submitter")
+    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    for pod in (f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"):
+        state = final[pod]["status"]
+        terminated = [c["state"].get("terminated") for c in state.get("containerStatuses", [])]
+        assert all(t is None or t["exitCode"] == 0 for t in terminated), (pod, state)
