@@ -14,7 +14,8 @@ What it does:
   containers, the head's named ports, the ClusterIP Service `J-head-svc`.
 - Policies, task-level before job-level: `PodEvicted -> RestartJob` (a job pod deleted by
   anyone but this controller: every pod deleted and re-created under its name, the job version
-  bumped, `J`, `J-svc` and `J-head-svc` made anew; maxRetry, default 3, then Failed) and
+  bumped, `J`, `J-svc` and `J-head-svc` made anew; maxRetry, default 3, then Failed; raised
+  once the pod is gone, as Volcano's DELETE event is) and
   `TaskCompleted -> CompleteJob` (every replica of the task Succeeded: the pods still running
   are deleted with their grace period, then Completed). `status.state.phase` follows.
 
@@ -287,12 +288,12 @@ class Controller:
             state["version"] += 1
             self._job_objects(job)
 
-        # PodEvicted: a pod this controller made and did not delete is being deleted, or is gone.
-        for pod_name in state["created"]:
-            p = pods.get(pod_name)
-            gone = p is None or p["metadata"].get("deletionTimestamp")
-            if gone and pod_name not in state["deleting"]:
-                task = p["metadata"]["labels"]["volcano.sh/task-spec"] if p else pod_name[len(name) + 1:].rsplit("-", 1)[0]
+        # PodEvicted: a pod this controller made and did not delete is gone. Volcano raises it on
+        # the pod's DELETE event, which comes once the pod has terminated, not when the deletion
+        # starts: the evicted pod's grace period (and its drain) runs before the restart.
+        for pod_name in sorted(state["created"]):
+            if pod_name not in pods and pod_name not in state["deleting"]:
+                task = pod_name[len(name) + 1:].rsplit("-", 1)[0]
                 if self._policy(job, task, "PodEvicted") == "RestartJob":
                     if state["retry"] >= job["spec"].get("maxRetry", DEFAULT_MAX_RETRY):
                         self._kill(state, pods, keep_finished=False)

@@ -1,15 +1,44 @@
-"""Prints every node the GCS knows as `ip state death_reason` lines (run inside the head pod),
-straight from GetAllNodeInfo, so tests can tell a drained node from one that died."""
+"""Prints every node the GCS knows as `ip state death_reason role` lines, straight from
+GetAllNodeInfo, so tests can tell a drained node from one that died.
+
+Usage: node_states.py [GCS_ADDRESS [--watch]]   (default 127.0.0.1:6379, run inside the head pod)
+With --watch it polls every 0.2 s and prints each node's line when it first appears or changes,
+until the GCS stops answering: a record of the node table that outlives the head."""
+import sys
+import time
+
 import grpc
 from ray.core.generated import gcs_pb2, gcs_service_pb2
 
-channel = grpc.insecure_channel("127.0.0.1:6379")
+address = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:6379"
+watch = "--watch" in sys.argv[2:]
+channel = grpc.insecure_channel(address)
 call = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetAllNodeInfo",
                            request_serializer=gcs_service_pb2.GetAllNodeInfoRequest.SerializeToString,
                            response_deserializer=gcs_service_pb2.GetAllNodeInfoReply.FromString)
-reply = call(gcs_service_pb2.GetAllNodeInfoRequest(), timeout=10)
-for node in reply.node_info_list:
-    state = gcs_pb2.GcsNodeInfo.GcsNodeState.Name(node.state)
-    reasons = node.death_info.DESCRIPTOR.enum_types_by_name["Reason"].values_by_number
-    reason = reasons[node.death_info.reason].name if node.HasField("death_info") else "-"
-    print(node.node_manager_address, state, reason, "head" if node.is_head_node else "worker")
+
+
+def lines():
+    reply = call(gcs_service_pb2.GetAllNodeInfoRequest(), timeout=10)
+    for node in reply.node_info_list:
+        state = gcs_pb2.GcsNodeInfo.GcsNodeState.Name(node.state)
+        reasons = node.death_info.DESCRIPTOR.enum_types_by_name["Reason"].values_by_number
+        reason = reasons[node.death_info.reason].name if node.HasField("death_info") else "-"
+        yield node.node_id.hex(), f"{node.node_manager_address} {state} {reason} {'head' if node.is_head_node else 'worker'}"
+
+
+if not watch:
+    for _, line in lines():
+        print(line)
+    sys.exit(0)
+seen = {}
+while True:
+    try:
+        for node_id, line in lines():
+            if seen.get(node_id) != line:
+                seen[node_id] = line
+                print(line, flush=True)
+    except grpc.RpcError:
+        if seen:
+            break  # the GCS is gone (its head ended): the record is complete
+    time.sleep(0.2)
