@@ -17,13 +17,20 @@ HEADERS     := $(wildcard lib/*.h init/*.h sidecar/*.h)
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla
 COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) -Ilib
 
-# Release: musl, fully static (not PIE: musl-gcc cannot link a working static PIE), hardened. _FORTIFY_SOURCE is inert with musl (no fortified headers);
-# it costs nothing and takes effect if the build ever moves to a libc that has them.
+# Release: musl, fully static, position-independent (static PIE), hardened. _FORTIFY_SOURCE is
+# inert with musl (no fortified headers); it costs nothing and takes effect if the build ever
+# moves to a libc that has them.
 REL_CC      := musl-gcc
+# musl-gcc's specs link a PIE against musl's dynamic loader whatever the flags; the link uses
+# musl's specs with two entries replaced (deps/musl-static-pie.specs: rcrt1.o, which relocates
+# the program itself, and -static -pie --no-dynamic-linker -z text). musl-gcc appends its own
+# specs last, so the link calls gcc itself. lib/relro.c makes RELRO hold at run time.
+REL_SPECS   := deps/musl-static-pie.specs
+REL_LD      := $(or $(REALGCC),x86_64-linux-gnu-gcc) -specs=$(REL_SPECS) -static-pie
 REL_CFLAGS  := $(COMMON) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
                -ffunction-sections -fdata-sections
 REL_INCLUDES := -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
-REL_LDFLAGS := -static -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
+REL_LDFLAGS := -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
 REL_LIBS    := -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson
 # The sidecar's libcurl has TLS (mbedTLS) for the Kubernetes API; rayboot's has none. Its own
 # objects see that libcurl's headers first (the same curl version: lib/'s objects, shared with
@@ -84,15 +91,15 @@ $(BUILD)/rel/%.o: %.c $(HEADERS) $(DEPS_OK) VERSION
 	@echo "  CC      $<"
 	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) -c $< -o $@
 
-$(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(LIB_SRC))
+$(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(LIB_SRC)) $(REL_SPECS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(REL_LIBS) -o $@
 
-$(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC) $(LIB_SRC))
+$(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC) $(LIB_SRC)) $(REL_SPECS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(SIDECAR_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(SIDECAR_LIBS) -o $@
 
 # Test builds of rayboot for tests/contract/test_seccomp_minimal.py, never shipped:
 # build/knockout/NAME/rayboot leaves the prober's seccomp rule NAME out (lib/sandbox.c names them),
@@ -107,9 +114,9 @@ $(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(HEADERS) $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
 	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
 
-$(BUILD)/knockout/%/rayboot: $(BUILD)/knockout/%/sandbox.o $(KO_OBJS)
+$(BUILD)/knockout/%/rayboot: $(BUILD)/knockout/%/sandbox.o $(KO_OBJS) $(REL_SPECS)
 	@echo "  LD      $@"
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_LDFLAGS) $^ $(REL_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(REL_LIBS) -o $@
 
 $(BUILD)/unit/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -234,7 +241,7 @@ GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/deadline.c 
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/errbuf.c
 FUZZ_SRC_jobsapi    := lib/jobsapi.c lib/json.c lib/errbuf.c
 FUZZ_SRC_flags      := init/cli.c lib/log.c $(PLAN_SRC)
-FUZZ_SRC_env        := lib/plan_render.c lib/settings.c $(PLAN_SRC)
+FUZZ_SRC_env        := lib/plan_render.c lib/settings.c lib/utf8.c $(PLAN_SRC)
 FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_hosts      := lib/hosts.c
 FUZZ_SRC_resolvconf := lib/resolvconf.c

@@ -12,6 +12,7 @@
 #include "install.h"
 #include "log.h"
 #include "plan_cmd.h"
+#include "relro.h"
 #include "run.h"
 #include "submit.h"
 #include "usage.h"
@@ -26,6 +27,10 @@ int main(int argc, char **argv)
     const char *debug = getenv("RAYBOOT_DEBUG");
 
     log_init("rayboot", LOG_FORMAT_TEXT);
+    if (relro_protect(&err) < 0) {
+        log_error("%s", err.msg);
+        return EXIT_SOFTWARE;
+    }
     log_set_debug(debug && strcmp(debug, "0") != 0 && debug[0]);
     if (cli_parse(argc, argv, (const char *const *)environ, &cli, &err) < 0) {
         log_error("%s (see rayboot --help)", err.msg);

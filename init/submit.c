@@ -19,6 +19,7 @@
 #include "log.h"
 #include "proc.h"
 #include "shellquote.h"
+#include "utf8.h"
 #include "wait.h"
 
 /* Polling: fast while the log grows, backing off to the cap while it is quiet. */
@@ -378,6 +379,21 @@ static int run_submitter(struct submitter *s)
     return follow(s);
 }
 
+/* The entrypoint reaches the dashboard as a JSON string, and JSON is UTF-8: a word that is not
+ * (a Latin-1 file name, stray bytes) would make the request invalid, so it is refused up front. */
+static int check_entrypoint(char *const *argv, int argc, struct errbuf *err)
+{
+    for (int i = 0; i < argc; i++) {
+        long at = utf8_invalid_offset(argv[i]);
+        if (at >= 0)
+            return errbuf_set(err,
+                              "argument %d of the job's entrypoint is not valid UTF-8 (byte %ld is 0x%02x): the Ray "
+                              "Jobs API takes the entrypoint as JSON text",
+                              i + 1, at + 1, (unsigned)(unsigned char)argv[i][at]);
+    }
+    return 0;
+}
+
 static int init_submitter(struct submitter *s, char *const *argv, int argc, const struct settings *st, int sigfd)
 {
     memset(s, 0, sizeof(*s));
@@ -419,6 +435,10 @@ int submit_main(const struct cli *cli, const char *const *envp)
         log_error("rayboot submit: give the job's entrypoint after -- (rayboot submit --address URL -- python job.py)");
         return EXIT_CONFIG;
     }
+    if (check_entrypoint(cli->command, cli->command_argc, &err) < 0) {
+        log_error("rayboot submit: %s", err.msg);
+        return EXIT_CONFIG;
+    }
     if (!url) {
         log_error("rayboot submit: no dashboard address: give --address=http://HOST:8265 or RAYBOOT_DASHBOARD_ADDRESS");
         return EXIT_CONFIG;
@@ -449,6 +469,10 @@ int submit_from_plan(struct run *r, const char *const *envp)
     enum wait_result res;
     int rc;
 
+    if (check_entrypoint(p->command.items, (int)p->command.len, &err) < 0) {
+        log_error("%s", err.msg);
+        return EXIT_CONFIG;
+    }
     init_submitter(&s, p->command.items, (int)p->command.len, &r->settings, r->sigfd);
     /* One job per Volcano Job: its name (and namespace) is what stays the same when the pod restarts. */
     if (p->job[0])

@@ -9,24 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates, nothing
- * past U+10FFFF), or 0 when the bytes there are not one. */
-static size_t utf8_sequence_length(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        unsigned char lo = s[0] == 0xe0 ? 0xa0 : 0x80, hi = s[0] == 0xed ? 0x9f : 0xbf;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        unsigned char lo = s[0] == 0xf0 ? 0x90 : 0x80, hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
+#include "utf8.h"
 
 /* A JSON string from bytes the environment, files or command line handed us. JSON is UTF-8 and
  * cJSON does not check, so each byte that is not part of a well-formed sequence becomes U+FFFD:

@@ -22,6 +22,7 @@
 #include "grpc.h"
 #include "log.h"
 #include "sandbox.h"
+#include "scrub.h"
 
 /* A TCP connect to a live port answers in a round trip; past this the SYN was dropped. */
 #define PROBE_TCP_TIMEOUT_MS 500
@@ -160,7 +161,20 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         memcpy(reply->reason, err.msg, sizeof(reply->reason));
 }
 
-/* The child: set up everything that opens files, confine, then answer until the parent goes. */
+/* Set-up that opens files (c-ares reads its configuration and environment, libcurl makes its
+ * first transfer), then what the prober must not carry into confinement: the environment (the
+ * user's secrets; read by then) is overwritten. Descriptors it did not open (the parent's
+ * listening and client sockets, its signalfd and epoll) were closed first, so none of the set-up's
+ * own is lost. */
+static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const char *root, struct errbuf *err)
+{
+    if (dns_resolver_init(dns, root, err) < 0 || grpc_client_init(grpc, err) < 0)
+        return -1;
+    scrub_environment();
+    return sandbox_confine_prober(err);
+}
+
+/* The child: shed what it inherited, set up, confine, then answer until the parent goes. */
 static void prober_main(int fd, const char *root)
 {
     struct dns_resolver dns;
@@ -169,16 +183,19 @@ static void prober_main(int fd, const char *root)
     struct prober_request req;
     struct prober_reply reply;
     const char *selftest = getenv(PROBER_SELFTEST_ENV);
+    bool forbidden_call = selftest && strcmp(selftest, "forbidden-syscall") == 0; /* read before the scrub */
 
+    fd = scrub_fds(fd);
+    if (fd < 0)
+        _exit(1); /* the parent sees the socket close: "the prober exited with status 1" */
     memset(&reply, 0, sizeof(reply));
-    if (dns_resolver_init(&dns, root, &err) < 0 || grpc_client_init(&grpc, &err) < 0 ||
-        sandbox_confine_prober(&err) < 0) {
+    if (prepare(&dns, &grpc, root, &err) < 0) {
         /* The parent reads this as the reason start-up failed. */
         memcpy(reply.reason, err.msg, sizeof(reply.reason));
         (void)!send(fd, &reply, sizeof(reply), 0);
         _exit(1);
     }
-    if (selftest && strcmp(selftest, "forbidden-syscall") == 0)
+    if (forbidden_call)
         (void)!getppid(); /* not on the allowlist: the kernel kills us here */
     reply.ok = 1;
     if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))

@@ -5,6 +5,9 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,25 +24,35 @@ struct rule {
     const char *name; /* how tests, knockout builds and README name the rule */
     int nr;
     unsigned int nargs;
-    struct scmp_arg_cmp args[2];
+    struct scmp_arg_cmp args[3]; /* all must hold (libseccomp ANDs them); alternatives are rules */
 };
 
 #define ALLOW(call) {#call, SCMP_SYS(call), 0, {{0}}}
 #define ALLOW_IF(name, call, cmp) {name, SCMP_SYS(call), 1, {cmp}}
+#define ALLOW_IF2(name, call, cmp1, cmp2) {name, SCMP_SYS(call), 2, {cmp1, cmp2}}
 #define ARG_EQ(n, value) {.arg = (n), .op = SCMP_CMP_EQ, .datum_a = (value), .datum_b = 0}
 #define ARG_MASKED_EQ(n, mask, value) {.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (value)}
-#define ALLOW_SOCKET(name, family, type)                                                                               \
-    {name, SCMP_SYS(socket), 2, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type)}}
+/* socket(family, type, protocol): the protocol too, so that MPTCP (IPPROTO_MPTCP), SCTP or
+ * UDP-Lite, which ride on AF_INET with the same types, are refused. */
+#define ALLOW_SOCKET(name, family, type, protocol)                                                                     \
+    {name, SCMP_SYS(socket), 3, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type), ARG_EQ(2, protocol)}}
 
 static const struct rule prober_rules[] = {
-    /* Sockets: only IPv4 and IPv6, only TCP and UDP (no raw, packet, netlink or unix sockets). */
-    ALLOW_SOCKET("socket-AF_INET-SOCK_DGRAM", AF_INET, SOCK_DGRAM),     /* c-ares: a DNS query over UDP */
-    ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM", AF_INET, SOCK_STREAM),   /* TCP probe, libcurl, c-ares TCP */
-    ALLOW_SOCKET("socket-AF_INET6-SOCK_DGRAM", AF_INET6, SOCK_DGRAM),   /* c-ares: an IPv6 nameserver */
-    ALLOW_SOCKET("socket-AF_INET6-SOCK_STREAM", AF_INET6, SOCK_STREAM), /* TCP probe, libcurl: IPv6 GCS */
-    ALLOW(connect),     /* TCP probe, libcurl to the GCS, c-ares to its nameserver (UDP and TCP) */
-    ALLOW(fcntl),       /* c-ares and libcurl: O_NONBLOCK (F_GETFL/F_SETFL), c-ares: FD_CLOEXEC */
-    ALLOW(setsockopt),  /* libcurl and c-ares' TCP: TCP_NODELAY */
+    /* Sockets: only IPv4 and IPv6, only TCP and UDP (no raw, packet, netlink or unix sockets, no
+     * MPTCP, SCTP or UDP-Lite), each with the protocol number its caller passes. */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_DGRAM-0", AF_INET, SOCK_DGRAM, 0),     /* c-ares: a DNS query over UDP */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM-0", AF_INET, SOCK_STREAM, 0),   /* the TCP probe, c-ares over TCP */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM-IPPROTO_TCP", AF_INET, SOCK_STREAM, IPPROTO_TCP), /* libcurl to a GCS */
+    ALLOW_SOCKET("socket-AF_INET6-SOCK_DGRAM-0", AF_INET6, SOCK_DGRAM, 0),   /* c-ares: an IPv6 nameserver */
+    ALLOW_SOCKET("socket-AF_INET6-SOCK_STREAM-0", AF_INET6, SOCK_STREAM, 0), /* the TCP probe: an IPv6 GCS */
+    ALLOW_SOCKET("socket-AF_INET6-SOCK_STREAM-IPPROTO_TCP", AF_INET6, SOCK_STREAM, IPPROTO_TCP), /* libcurl, IPv6 */
+    ALLOW(connect), /* TCP probe, libcurl to the GCS, c-ares to its nameserver (UDP and TCP) */
+    ALLOW_IF("fcntl-F_GETFL", fcntl, ARG_EQ(1, F_GETFL)), /* O_NONBLOCK, read first: c-ares, libcurl */
+    ALLOW_IF("fcntl-F_SETFL", fcntl, ARG_EQ(1, F_SETFL)), /* O_NONBLOCK set: c-ares, libcurl (curlx_nonblock) */
+    ALLOW_IF("fcntl-F_SETFD", fcntl, ARG_EQ(1, F_SETFD)), /* FD_CLOEXEC on every socket c-ares opens */
+    /* The one option anything sets (an strace of every scenario): no buffer sizes, no device binding. */
+    ALLOW_IF2("setsockopt-TCP_NODELAY", setsockopt, ARG_EQ(1, IPPROTO_TCP), /* libcurl, c-ares' TCP sockets */
+              ARG_EQ(2, TCP_NODELAY)),
     ALLOW(getsockopt),  /* SO_ERROR after a non-blocking connect: TCP probe, libcurl's verifyconnect */
     ALLOW(getsockname), /* libcurl: the connection's local address (Curl_conninfo_local) */
     ALLOW(getpeername), /* libcurl: the connection's peer address, after connect */
@@ -57,8 +70,9 @@ static const struct rule prober_rules[] = {
     ALLOW(brk),                                             /* malloc: a new page of its metadata area */
     ALLOW_IF("mprotect", mprotect, ARG_EQ(2, PROT_READ | PROT_WRITE)), /* the same when brk fails: mmap'd */
     /* The rest. */
-    ALLOW(clock_gettime), /* every timeout (libcurl, c-ares, ours): the vDSO, a syscall on vDSO-less clocks */
-    ALLOW(exit_group),    /* _exit(2) (musl has no other way out) */
+    ALLOW(clock_gettime),   /* every timeout (libcurl, c-ares, ours): the vDSO, a syscall on vDSO-less clocks */
+    ALLOW(restart_syscall), /* the kernel's resumption of a poll stopped by SIGSTOP and continued */
+    ALLOW(exit_group),      /* _exit(2) (musl has no other way out) */
 };
 
 #if defined(RAYBOOT_SECCOMP_DROP) || defined(RAYBOOT_SECCOMP_TEST_BRK_FAILS)

@@ -14,6 +14,7 @@
 #include "http.h"
 #include "log.h"
 #include "proc.h"
+#include "relro.h"
 #include "sidecar.h"
 #include "version.h"
 
@@ -170,6 +171,10 @@ int main(int argc, char **argv)
     int rc;
 
     log_init("rayboot-sidecar", LOG_FORMAT_TEXT);
+    if (relro_protect(&err) < 0) {
+        log_error("%s", err.msg);
+        return EXIT_SOFTWARE;
+    }
     log_set_debug(debug && debug[0] && strcmp(debug, "0") != 0);
     if (parse_cli(argc, argv, (const char *const *)environ, &cli, &err) < 0) {
         log_error("%s (see rayboot-sidecar --help)", err.msg);

@@ -18,6 +18,9 @@ Scenarios (each names the paths it exercises):
                 same sizes mapped and unmapped again and again and starts keeping them (madvise)
   big-cluster   head waiting for 1 worker in a GCS of 20,000 nodes (a ~1 MiB GetAllNodeInfo reply:
                 realloc of a block past 128 KiB, mremap), then running `true`
+  stopped       worker; the GCS holds its first Health/Check answer while the prober is stopped
+                (SIGSTOP) and continued (SIGCONT) in libcurl's poll: the kernel resumes that poll
+                with restart_syscall, as after a debugger, a cgroup freeze or a checkpoint
 """
 import json
 import os
@@ -25,6 +28,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -52,6 +56,52 @@ class SlowToServe(FakeGcs):
                 self.left -= 1
                 self.serving = self.left < 0
         return super().answer(method, request, context)
+
+
+class HoldsFirstCheck(FakeGcs):
+    """The first Health/Check waits (up to HOLD_S) until released; the rest answer at once."""
+
+    HOLD_S = 10
+
+    def __init__(self):
+        super().__init__()
+        self.held = threading.Event()
+        self.release = threading.Event()
+
+    def answer(self, method, request, context):
+        if method == HEALTH and not self.held.is_set():
+            self.held.set()
+            self.release.wait(self.HOLD_S)
+        return super().answer(method, request, context)
+
+
+def children(pid: int) -> list:
+    """PIDs whose parent is pid (this PID namespace's /proc)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def stop_and_continue_prober(gcs: HoldsFirstCheck, rayboot_pid: int) -> int:
+    """Once the prober waits for the held answer: SIGSTOP, SIGCONT, then the answer. Returns the
+    prober's PID."""
+    if not gcs.held.wait(20):
+        raise SystemExit("the GCS never got a Health/Check")
+    time.sleep(0.2)  # the request is out; libcurl is in poll() for the answer
+    prober, = children(rayboot_pid)
+    os.kill(prober, signal.SIGSTOP)
+    time.sleep(0.3)
+    os.kill(prober, signal.SIGCONT)
+    time.sleep(0.2)
+    gcs.release.set()
+    return prober
 
 
 def pod_root(workdir: pathlib.Path, nameserver: str) -> pathlib.Path:
@@ -90,6 +140,11 @@ def setup(scenario: str, workdir: pathlib.Path):
         env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")),
                    RAYBOOT_HEAD_ADDRESS=f"127.0.0.1:{gcs.port}")
         return [gcs], env, [], None
+    if scenario == "stopped":
+        gcs = HoldsFirstCheck()
+        env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")),
+                   RAYBOOT_HEAD_ADDRESS=f"127.0.0.1:{gcs.port}")
+        return [gcs], env, [], None
     if scenario == "big-cluster":
         gcs = FakeGcs()
         gcs.nodes += [Node(f"10.1.{i >> 8}.{i & 255}", node_id=i.to_bytes(28, "big")) for i in range(BIG_CLUSTER_NODES)]
@@ -106,6 +161,7 @@ def run(binary: str, scenario: str, workdir: pathlib.Path) -> dict:
     ray_log = workdir / "ray.log"
     proc = subprocess.Popen([binary, *args], env=env, stdout=subprocess.DEVNULL, stderr=open(err_path, "w"),
                             start_new_session=True)
+    stopped = stop_and_continue_prober(servers[0], proc.pid) if scenario == "stopped" else None
     deadline = time.monotonic() + RUN_TIMEOUT_S
     code, signalled = None, False
     while time.monotonic() < deadline:
@@ -122,7 +178,7 @@ def run(binary: str, scenario: str, workdir: pathlib.Path) -> dict:
         proc.wait()
     result = {"scenario": scenario, "code": code, "stderr": err_path.read_text(), "ray_started": ray_log.exists(),
               "dns": [list(q) for q in getattr(servers[0], "queries", [])],
-              "gcs_calls": len(servers[-1].methods())}
+              "gcs_calls": len(servers[-1].methods()), "stopped_prober": stopped}
     for s in servers:
         s.stop()
     return result

@@ -30,13 +30,17 @@ TEST_BUILD_MARKER = b"rayboot seccomp test build, not for release"
 # after a graceful SIGTERM (exit_group), or in the head's wait for its workers (mremap), after which
 # the head runs its command anyway.
 EXERCISED = {
-    "socket-AF_INET-SOCK_DGRAM": ("dns-udp", "", 70),
-    "socket-AF_INET-SOCK_STREAM": ("dns-udp", "", 70),
-    "socket-AF_INET6-SOCK_DGRAM": ("ipv6", "", 70),
-    "socket-AF_INET6-SOCK_STREAM": ("ipv6", "", 70),
+    "socket-AF_INET-SOCK_DGRAM-0": ("dns-udp", "", 70),
+    "socket-AF_INET-SOCK_STREAM-0": ("dns-udp", "", 70),
+    "socket-AF_INET-SOCK_STREAM-IPPROTO_TCP": ("dns-udp", "", 70),
+    "socket-AF_INET6-SOCK_DGRAM-0": ("ipv6", "", 70),
+    "socket-AF_INET6-SOCK_STREAM-0": ("ipv6", "", 70),
+    "socket-AF_INET6-SOCK_STREAM-IPPROTO_TCP": ("ipv6", "", 70),
     "connect": ("dns-udp", "", 70),
-    "fcntl": ("dns-udp", "", 70),
-    "setsockopt": ("dns-udp", "", 70),
+    "fcntl-F_GETFL": ("dns-udp", "", 70),
+    "fcntl-F_SETFL": ("dns-udp", "", 70),
+    "fcntl-F_SETFD": ("dns-udp", "", 70),
+    "setsockopt-TCP_NODELAY": ("dns-udp", "", 70),
     "getsockopt": ("dns-udp", "", 70),
     "getsockname": ("dns-udp", "", 70),
     "getpeername": ("dns-udp", "", 70),
@@ -53,6 +57,7 @@ EXERCISED = {
     # brk answered ENOMEM in this build, as when the heap cannot grow: malloc's metadata then comes
     # from mmap(PROT_NONE) + mprotect(PROT_READ|PROT_WRITE).
     "mprotect": ("dns-tcp-many", "+nobrk", 70),
+    "restart_syscall": ("stopped", "", 70),
     "exit_group": ("dns-udp", "", 0),
 }
 
@@ -70,6 +75,8 @@ SCENARIO_PROOF = {
     "ipv6": lambda r: ["udp", "gcs.test", 28] in r["dns"] and "SERVING at ::1" in r["stderr"],
     "not-serving": lambda r: "(150 failed attempts)" in r["stderr"],
     "big-cluster": lambda r: "20000 of 1 workers joined" in r["stderr"] and "the command exited (0)" in r["stderr"],
+    "stopped": lambda r: r["stopped_prober"] and "SERVING at 127.0.0.1 after" in r["stderr"]
+                         and "(0 failed attempts)" in r["stderr"],
 }
 
 
@@ -78,7 +85,7 @@ def allowlist_rules() -> list:
     text = SANDBOX_C.read_text()
     body = text[text.index("prober_rules[] = {"):]
     body = body[:body.index("\n};")]
-    pattern = r'^\s*ALLOW(?:\((\w+)\)|_IF\("([^"]+)"|_SOCKET\("([^"]+)")'
+    pattern = r'^\s*ALLOW(?:\((\w+)\)|_IF2?\("([^"]+)"|_SOCKET\("([^"]+)")'
     return [next(g for g in m if g) for m in re.findall(pattern, body, re.M)]
 
 

@@ -3,9 +3,11 @@ and answers of the pinned Ray's job_head.py): retries while the dashboard is not
 entrypoint, following the log without repeating it, exit codes per final status, a refused
 submit, SIGTERM stopping the job, and never submitting twice under one submission_id."""
 import http.server
+import pathlib
 import json
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -229,3 +231,44 @@ def test_no_entrypoint_exits_2(rayboot_bin):
     out = subprocess.run([str(rayboot_bin), "submit", "--address=http://h:8265"], env={}, capture_output=True,
                          text=True, timeout=5)
     assert out.returncode == 2 and "entrypoint" in out.stderr
+
+
+# First words a shell would read as an assignment or a keyword unless quoted, with later words that
+# must stay plain arguments: each first word is a program on PATH that prints its own argv. (Not
+# `%1`: bash reads a command word that starts with % as a job, quoted or not.)
+SHELL_WORDS = [["A=B", "x=1", "if"], ["if", "then", "fi"], ["time", "-p"], ["for", "in", "do"],
+               ["while", "a b", "$HOME"], ["it's", "`id`", ""]]
+
+
+@pytest.mark.parametrize("shell", ["sh", "dash", "bash"])
+def test_entrypoint_runs_as_the_exact_argv_in_a_real_shell(dashboard, submit, tmp_path, shell):
+    """The entrypoint goes to Ray as one shell string and Ray runs it with a shell: run what
+    rayboot sent the way Ray does, and the program must see exactly the argv given."""
+    if not shutil.which(shell):
+        pytest.skip(f"no {shell} here")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for words in SHELL_WORDS:
+        prog = bindir / words[0]
+        prog.write_text(f"#!{shutil.which('python3')}\nimport json, sys\nprint(json.dumps(sys.argv))\n")
+        prog.chmod(0o755)
+    for words in SHELL_WORDS:
+        dashboard.jobs.clear()
+        p = submit(words, dashboard.url, env={"RAYBOOT_SUBMISSION_ID": "roundtrip"})
+        job = dashboard.the_job()
+        p.kill()
+        p.wait()
+        entrypoint = job["request"]["entrypoint"]
+        out = subprocess.run([shutil.which(shell), "-c", entrypoint], env={"PATH": f"{bindir}:/usr/bin:/bin"},
+                             capture_output=True, text=True, timeout=10)
+        assert out.returncode == 0, f"{shell} -c {entrypoint!r}: {out.stderr}"
+        argv = json.loads(out.stdout)
+        assert [pathlib.Path(argv[0]).name, *argv[1:]] == words, f"{shell} -c {entrypoint!r} ran {argv}"
+
+
+def test_entrypoint_that_is_not_utf8_exits_2_naming_the_argument(rayboot_bin):
+    out = subprocess.run([str(rayboot_bin), "submit", "--address=http://127.0.0.1:9", "--",
+                          b"python", b"job.py", b"caf\xe9.txt"], env={}, capture_output=True, timeout=5)
+    err = out.stderr.decode(errors="replace")
+    assert out.returncode == 2, err
+    assert "argument 3 of the job's entrypoint is not valid UTF-8 (byte 4 is 0xe9)" in err, err

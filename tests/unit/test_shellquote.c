@@ -1,5 +1,6 @@
-/* Unit tests for lib/shellquote.c: safe words stay bare, everything else is single-quoted, and a
- * single quote survives. (The contract tests check the round trip through a real shell parser.) */
+/* Unit tests for lib/shellquote.c: safe words stay bare, everything else is single-quoted, a single
+ * quote survives, and a first word that a shell would read as an assignment, a keyword or a job
+ * is quoted. (tests/contract/test_submit.py runs the result through sh, dash and bash.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,11 +23,38 @@ static void check(char *const *argv, int argc, const char *want)
 static void test_words(void **state)
 {
     char *plain[] = {"python", "train.py", "--lr=0.1", "a/b.c:d,e+f@g%"};
+    char *non_ascii[] = {"python", "caf\xc3\xa9.py"};
     char *odd[] = {"it's", "a b", "$HOME", "`id`", "two\nlines", "", "\\"};
     (void)state;
     check(plain, 4, "python train.py --lr=0.1 a/b.c:d,e+f@g%");
     check(odd, 7, "'it'\\''s' 'a b' '$HOME' '`id`' 'two\nlines' '' '\\'");
     check(plain, 0, "");
+    check(non_ascii, 2, "python 'caf\xc3\xa9.py'");
+}
+
+/* The first word is what the shell reads as a command, an assignment or a keyword: it stays bare
+ * only when it is plainly a name or a path. Later words keep the wider safe set. */
+static void test_first_word(void **state)
+{
+    char *assignment[] = {"A=B", "python", "x=1"};
+    char *keyword[] = {"if", "then"};
+    char *keywords[][2] = {{"for", "in"}, {"while", "do"}, {"case", "esac"}, {"time", "select"},
+                           {"function", "coproc"}, {"elif", "fi"}, {"until", "done"}};
+    const char *keyword_want[] = {"'for' in", "'while' do", "'case' esac", "'time' select", "'function' coproc",
+                                  "'elif' fi", "'until' done"};
+    char *job_spec[] = {"%1"}; /* harmless: bash takes a first word starting with % for a job anyway */
+    char *path[] = {"/usr/bin/python3.11", "-u", "job_2.py"};
+    char *punctuated[] = {"a:b", "c,d+e@f"};
+    char *not_keyword[] = {"iff", "fi2"};
+    (void)state;
+    check(assignment, 3, "'A=B' python x=1");
+    check(keyword, 2, "'if' then");
+    for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++)
+        check(keywords[i], 2, keyword_want[i]);
+    check(job_spec, 1, "'%1'");
+    check(path, 3, "/usr/bin/python3.11 -u job_2.py");
+    check(punctuated, 2, "'a:b' c,d+e@f");
+    check(not_keyword, 2, "iff fi2");
 }
 
 static void test_bounded(void **state)
@@ -42,6 +70,7 @@ static void test_bounded(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_words), cmocka_unit_test(test_bounded)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_words), cmocka_unit_test(test_first_word),
+                                       cmocka_unit_test(test_bounded)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,99 @@
+/* The prober's clean-up between fork and confinement: descriptors and environment. It owns no
+ * policy on what the helper keeps (its caller passes the one socket) and loads no filter
+ * (sandbox.c). clearenv() alone is not enough: the strings stay in memory and in
+ * /proc/PID/environ, so they are overwritten first. */
+#include "scrub.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Without close_range(2) (Linux before 5.9) descriptors are closed one by one up to the soft
+ * limit, at most this many: far above what rayboot or the sidecar open (a few dozen). */
+#define SCRUB_FD_SCAN_MAX 65536
+/* /proc/self/stat is one line of 52 fields, the command name at most 16 bytes: well under this. */
+#define SCRUB_STAT_MAX_BYTES 4096
+/* Fields 50 and 51 of /proc/self/stat (proc(5)): where the environment block starts and ends. */
+#define STAT_FIELD_ENV_START 50
+
+extern char **environ;
+
+static void close_from_to(unsigned int first, unsigned int last)
+{
+    long max;
+    if (first > last)
+        return;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, first, last, 0) == 0)
+        return;
+#endif
+    max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > SCRUB_FD_SCAN_MAX)
+        max = SCRUB_FD_SCAN_MAX;
+    for (long fd = first; fd <= (long)last && fd < max; fd++)
+        close((int)fd);
+}
+
+int scrub_fds(int keep_fd)
+{
+    int null_fd;
+    if (keep_fd >= 0 && keep_fd <= STDERR_FILENO) {
+        int moved = fcntl(keep_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        if (moved < 0)
+            return -1;
+        close(keep_fd);
+        keep_fd = moved;
+    }
+    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd >= 0) {
+        for (int std = STDIN_FILENO; std <= STDERR_FILENO; std++)
+            if (std != null_fd)
+                dup2(null_fd, std);
+        if (null_fd > STDERR_FILENO)
+            close(null_fd);
+    }
+    if (keep_fd > STDERR_FILENO + 1)
+        close_from_to(STDERR_FILENO + 1, (unsigned int)keep_fd - 1);
+    close_from_to((unsigned int)keep_fd + 1, ~0U);
+    return keep_fd;
+}
+
+/* The environment block's bounds from /proc/self/stat (Linux 3.5 and later). */
+static int env_block(unsigned long *start, unsigned long *end)
+{
+    char buf[SCRUB_STAT_MAX_BYTES];
+    char *p;
+    size_t n;
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (!f)
+        return -1;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    if (!p)
+        return -1;
+    /* p is at the end of field 2; field k starts after k - 2 more spaces. */
+    for (int field = 2; field < STAT_FIELD_ENV_START; field++) {
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return -1;
+    }
+    if (sscanf(p + 1, "%lu %lu", start, end) != 2 || *end < *start)
+        return -1;
+    return 0;
+}
+
+void scrub_environment(void)
+{
+    unsigned long start, end;
+    if (env_block(&start, &end) == 0 && end > start)
+        memset((void *)start, 0, end - start);
+    for (char **e = environ; e && *e; e++)
+        memset(*e, 0, strlen(*e));
+    clearenv();
+}
