@@ -123,6 +123,21 @@ class Kube:
         qs = "?" + urllib.parse.urlencode(q) if q else ""
         return self.request("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}/log{qs}", raw=True)
 
+    def follow_pod_until_gone(self, namespace, name, timeout):
+        """Watches one pod until the API server deletes it and returns the last state it had
+        (the DELETED event carries it): how a pod that ends by deletion is seen ending."""
+        q = urllib.parse.urlencode({"watch": "1", "fieldSelector": f"metadata.name={name}",
+                                    "timeoutSeconds": str(int(timeout))})
+        req = urllib.request.Request(f"{self.server}/api/v1/namespaces/{namespace}/pods?{q}")
+        last = None
+        with urllib.request.urlopen(req, context=self.ctx, timeout=timeout + 10) as r:
+            for line in r:
+                event = json.loads(line)
+                last = event["object"]
+                if event["type"] == "DELETED":
+                    return last
+        raise TimeoutError(f"pod {namespace}/{name} not gone within {timeout} s (last: {last})")
+
     def evict(self, namespace, pod, grace_seconds=None):
         body = {"apiVersion": "policy/v1", "kind": "Eviction",
                 "metadata": {"name": pod, "namespace": namespace}}

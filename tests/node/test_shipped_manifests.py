@@ -201,3 +201,75 @@ def test_volcano_ray_submitter_runs_to_completion(node, namespace, volcano):
         state = final[pod]["status"]
         terminated = [c["state"].get("terminated") for c in state.get("containerStatuses", [])]
         assert all(t is None or t["exitCode"] == 0 for t in terminated), (pod, state)
+
+
+PROGRAMS = REPO / "tests" / "e2e" / "programs"
+
+
+def gcs_recorder(node, namespace, gcs_address):
+    """A pod that records the GCS's node table as it changes (node_states.py --watch), so the
+    record outlives the head: the evidence of how a node left."""
+    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
+                 "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
+    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gcs-record"},
+                 "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+                          "containers": [{"name": "record", "image": cluster.IMAGE_NAMES["ray-stock"],
+                                          "imagePullPolicy": "Never",
+                                          "command": ["python", "/programs/node_states.py", gcs_address, "--watch"],
+                                          "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
+                          "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
+    node.wait_pod_phase(namespace, "gcs-record", {"Running"}, 120)
+
+
+def node_record(node, namespace):
+    return [line.split() for line in node.log(namespace, "gcs-record", "record").splitlines() if line.strip()]
+
+
+def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, namespace, volcano):
+    """The plugin's own `sh -c "ray start ..."` Ray containers, with rayboot-sidecar beside them:
+    the cluster becomes Ready through the sidecars' /readyz, runs the seed job submitted through
+    J-head-svc by `rayboot submit` from our image, and a worker evicted through the Eviction API
+    is drained by its sidecar (preStop) before it dies: the GCS records it as drained."""
+    docs = [for_this_node(d, namespace) for d in load("volcano/sidecar-only.yaml")]
+    apply_rbac_if_used(node, namespace, docs)
+    node.create(job_configmap(namespace))
+    for d in docs:
+        node.create(d)
+    name = docs[-1]["metadata"]["name"]
+    pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
+
+    def all_ready():
+        if volcano.errors:
+            raise AssertionError(f"the test controller failed: {volcano.errors}")
+        got = {p["metadata"]["name"]: p for p in node.pods(namespace, f"volcano.sh/job-name={name}")}
+        return got if all(
+            any(c["type"] == "Ready" and c["status"] == "True" for c in got.get(n, {}).get("status", {}).get(
+                "conditions", [])) for n in pods) else None
+    try:
+        ready = node.wait("every pod Ready (the sidecars' /readyz)", all_ready, 300, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    gcs_recorder(node, namespace, f"{name}-head-0.{name}:6379")
+
+    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "submit"},
+                 "spec": {"restartPolicy": "Never",
+                          "containers": [{"name": "submit", "image": cluster.IMAGE_NAMES["rayboot"],
+                                          "imagePullPolicy": "Never",
+                                          "command": ["/rayboot", "submit", "--address", f"http://{name}-head-svc:8265",
+                                                      "--", "python", "/home/ray/job.py"]}]}}, namespace)
+    sub = node.wait_pod_phase(namespace, "submit", {"Succeeded", "Failed"}, 240)
+    log = node.log(namespace, "submit")
+    assert sub["status"]["phase"] == "Succeeded", log + pod_logs(node, namespace)
+    assert SQUARES in log and "nodes: 3" in log, log
+
+    victim = f"{name}-worker-1"
+    victim_ip = ready[victim]["status"]["podIP"]
+    node.evict(namespace, victim)
+    last = node.follow_pod_until_gone(namespace, victim, 120)
+    record = node_record(node, namespace)
+    mine = [r for r in record if r[0] == victim_ip]
+    assert mine and mine[-1][1:3] == ["DEAD", "AUTOSCALER_DRAIN_PREEMPTED"], record
+    # The sidecar knew why: the Eviction API's DisruptionTarget, read with its projected token.
+    sidecar = [c for c in last["status"].get("initContainerStatuses", []) if c["name"] == "rayboot-sidecar"][0]
+    terminated = sidecar["state"].get("terminated") or sidecar.get("lastState", {}).get("terminated")
+    assert terminated and "EvictionByEvictionAPI" in terminated.get("message", ""), last["status"]
