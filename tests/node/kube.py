@@ -114,14 +114,29 @@ class Kube:
         q = "?" + urllib.parse.urlencode({"labelSelector": selector}) if selector else ""
         return self.get(f"/api/v1/namespaces/{namespace}/pods{q}")["items"]
 
-    def log(self, namespace, pod, container=None, previous=False):
-        q = {}
+    def log(self, namespace, pod, container=None, previous=False, timestamps=False):
+        """The container's log; with TIMESTAMPS each line starts with the instant containerd
+        wrote it (RFC 3339, nanoseconds)."""
+        q = {"timestamps": "true"} if timestamps else {}
         if container:
             q["container"] = container
         if previous:
             q["previous"] = "true"
         qs = "?" + urllib.parse.urlencode(q) if q else ""
         return self.request("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}/log{qs}", raw=True)
+
+    def watch_pod(self, namespace, name, on_event, timeout):
+        """Calls ON_EVENT(type, pod, arrival time.time()) for each change of one pod until it
+        returns True or TIMEOUT passes."""
+        q = urllib.parse.urlencode({"watch": "1", "fieldSelector": f"metadata.name={name}",
+                                    "timeoutSeconds": str(int(timeout))})
+        req = urllib.request.Request(f"{self.server}/api/v1/namespaces/{namespace}/pods?{q}")
+        with urllib.request.urlopen(req, context=self.ctx, timeout=timeout + 10) as r:
+            for line in r:
+                event = json.loads(line)
+                if on_event(event["type"], event["object"], time.time()):
+                    return True
+        return False
 
     def follow_pod_until_gone(self, namespace, name, timeout):
         """Watches one pod until the API server deletes it and returns the last state it had

@@ -10,6 +10,7 @@ Two changes only, both forced by the test machine, and made here in the open:
 import copy
 import json
 import pathlib
+import time
 
 import yaml
 
@@ -273,3 +274,66 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, name
     sidecar = [c for c in last["status"].get("initContainerStatuses", []) if c["name"] == "rayboot-sidecar"][0]
     terminated = sidecar["state"].get("terminated") or sidecar.get("lastState", {}).get("terminated")
     assert terminated and "EvictionByEvictionAPI" in terminated.get("message", ""), last["status"]
+
+
+def _rfc3339(ts):
+    """containerd's log timestamp (nanoseconds, Z) as seconds since the epoch."""
+    import datetime
+    whole, _, frac = ts.rstrip("Z").partition(".")
+    t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return t.timestamp() + float(f"0.{frac or 0}")
+
+
+def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node, namespace, volcano):
+    """ray-cluster.yaml: the head's readinessProbe (the sidecar's /readyz: its GCS serves) decides
+    when CoreDNS publishes the head's name; the waiting workers find the head within 1 s of it
+    becoming Ready. Instants: the head's Ready from a watch, the name's first answer from CoreDNS
+    polled every 50 ms, each worker's `is SERVING` line from containerd's log timestamps."""
+    import threading
+    name = "ray-cluster"
+    fqdn = f"{name}-head-0.{name}.{namespace}.svc.{cluster.CLUSTER_DOMAIN}"
+    seen = {"ready": None, "dns": None, "dns_before_ready": []}
+    done = threading.Event()
+
+    def on_head(kind, pod, at):
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", []))
+        if ready and seen["ready"] is None:
+            seen["ready"] = at
+        return seen["ready"] is not None or done.is_set()
+
+    def poll_dns():
+        while not done.is_set() and seen["dns"] is None:
+            at = time.time()
+            try:
+                addrs = cluster.dns_query(fqdn, timeout=0.5)[1]
+            except OSError:
+                addrs = []
+            if addrs:
+                seen["dns"] = at
+                if seen["ready"] is None:
+                    seen["dns_before_ready"].append(at)
+            time.sleep(0.05)
+
+    def watch_head():
+        node.wait("the head pod", lambda: node.exists(f"/api/v1/namespaces/{namespace}/pods/{name}-head-0"), 60, 0.05)
+        node.watch_pod(namespace, f"{name}-head-0", on_head, 400)
+
+    threads = [threading.Thread(target=watch_head, daemon=True), threading.Thread(target=poll_dns, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        run_vcjob(node, namespace, volcano, "volcano/ray-cluster.yaml")
+    finally:
+        done.set()
+    for t in threads:
+        t.join(timeout=15)
+    assert seen["ready"] and seen["dns"], seen
+    assert seen["dns"] >= seen["ready"] - 0.2, f"the head's name answered {seen['ready'] - seen['dns']:.2f} s before it was Ready"
+    lags = {}
+    for i in range(2):
+        lines = node.log(namespace, f"{name}-worker-{i}", "ray", timestamps=True).splitlines()
+        serving = [ln for ln in lines if " is SERVING at " in ln]
+        assert serving, "\n".join(lines)
+        lags[i] = _rfc3339(serving[0].split(" ", 1)[0]) - seen["ready"]
+    print(f"head Ready -> DNS {seen['dns'] - seen['ready']:.3f} s; workers' SERVING {lags}")
+    assert all(0 <= lag <= 1.0 for lag in lags.values()), (lags, seen)
