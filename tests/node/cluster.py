@@ -303,7 +303,16 @@ def make_network():
     run("ip", "-n", NETNS, "link", "set", "eth0", "up")
 
 
-def start_init():
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the process that started the node dies, so a test
+    run that is killed (not just failed) takes its node with it. The kernel keeps this across
+    nsenter's exec of unshare, whose --kill-child passes it on to the node's init."""
+    import ctypes
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def start_init(tie_to_caller):
     HOST_RUN.mkdir(parents=True, exist_ok=True)
     ready = HOST_RUN / "init.ready"
     ready.unlink(missing_ok=True)
@@ -312,7 +321,8 @@ def start_init():
         ["nsenter", f"--net=/run/netns/{NETNS}", "--",
          "unshare", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private", "--mount-proc", "--",
          sys.executable, str(HERE / "nodeinit.py"), str(RUN), str(ETCD_DIR), str(ready)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        preexec_fn=_die_with_parent if tie_to_caller else None)
     log.close()
     deadline = time.monotonic() + 20
     while not ready.exists():
@@ -492,9 +502,10 @@ def dns_query(name, server=NODE_IP, qtype=1, timeout=2.0):
     return rcode, addrs
 
 
-def up():
+def up(tie_to_caller=False):
     """Brings the node up (taking down any leftover first); returns once the node is Ready, the
-    default ServiceAccount exists, CoreDNS answers and every image is loaded."""
+    default ServiceAccount exists, CoreDNS answers and every image is loaded. TIE_TO_CALLER:
+    the node dies with the calling process (tests); otherwise it runs until `down`."""
     if os.geteuid() != 0:
         raise RuntimeError("the test node needs root (namespaces, containerd, iptables)")
     for tool in ("etcd", "containerd", "runc", "ctr", "iptables", "nsenter", "unshare", "openssl", "ip"):
@@ -515,7 +526,7 @@ def up():
     write_configs()
     record_sysctls()
     make_network()
-    pid = start_init()
+    pid = start_init(tie_to_caller)
 
     spawn(pid, "etcd", [
         "etcd", "--name=rbnode", f"--data-dir={ETCD_DIR}",

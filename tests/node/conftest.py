@@ -28,7 +28,7 @@ def node():
         pytest.fail(f"{missing[0]} is missing: run `make node` (tests/node/build.sh and images.sh) first")
     if not (keep and cluster.status() == 0):
         try:
-            cluster.up()
+            cluster.up(tie_to_caller=not keep)
         except Exception as e:
             cluster.down(quiet=True)
             pytest.fail(f"the node did not come up: {e}")
