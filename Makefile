@@ -67,7 +67,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
 .PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint bench \
-	node node-up node-down
+	node node-up node-down node-background
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -174,6 +174,7 @@ venv:
 # The whole suite. pytest's summary is the last line: "N passed".
 test: bootstrap
 	$(MAKE) all
+	$(MAKE) node-background
 	$(MAKE) unit
 	$(MAKE) unit-valgrind
 	$(MAKE) lint
@@ -184,9 +185,20 @@ test: bootstrap
 
 # The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from
 # our Dockerfiles. Each is rebuilt only when its pins or inputs change (cached under build/node).
+NODE_LOCK := $(BUILD)/node/.prepare.lock
 node: bootstrap
-	tests/node/build.sh $(BUILD)/node
-	tests/node/images.sh $(BUILD)/node
+	@mkdir -p $(BUILD)/node
+	@flock $(NODE_LOCK) tests/node/build.sh $(BUILD)/node
+	@flock $(NODE_LOCK) tests/node/images.sh $(BUILD)/node
+
+# `make test` starts the node's build in the background while the C tiers run (fuzzing and
+# valgrind each keep one core busy for minutes); `make node` then waits for it under the same lock
+# and finds everything built, or builds what failed in the foreground, where its errors show.
+node-background:
+	@mkdir -p $(BUILD)/node
+	@echo "node: building the real node's programs and images in the background ($(BUILD)/node/prepare.log)"
+	@(flock $(NODE_LOCK) tests/node/build.sh $(BUILD)/node && \
+	  flock $(NODE_LOCK) tests/node/images.sh $(BUILD)/node) >$(BUILD)/node/prepare.log 2>&1 </dev/null &
 
 node-up: node
 	python3 tests/node/cluster.py up
