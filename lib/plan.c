@@ -453,31 +453,20 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     return 0;
 }
 
-/* --num-cpus, --memory from cgroup v2; --num-gpus from NVIDIA_VISIBLE_DEVICES. Missing files
- * (cgroup v1, the root cgroup) leave the choice to Ray; unreadable or odd ones too, with a
- * warning naming the file: they are the kernel's, not the user's. */
+/* --num-cpus, --memory from cgroup v1 or v2 (lib/cgroup.c); --num-gpus from
+ * NVIDIA_VISIBLE_DEVICES. Missing files (the root cgroup, no limit) leave the choice to Ray;
+ * unreadable or odd ones too, with a warning naming the file: they are the kernel's, not the
+ * user's. */
 static int read_resources(const struct plan_input *in, const struct pod_view *pod, struct plan *p,
                           struct raystart_input *rs, struct errbuf *err)
 {
-    static const char *const files[] = {"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory.max"};
     const char *gpus = env_lookup(in->envp, "NVIDIA_VISIBLE_DEVICES");
-    struct errbuf why;
+    struct cgroup_limits limits;
 
-    for (size_t i = 0; i < 2; i++) {
-        char *text;
-        int rc;
-        if (fsroot_read(pod->root, files[i], CGROUP_FILE_MAX_BYTES, &text, NULL, &why) < 0) {
-            if (errno != ENOENT && warn(p, err, "%s; leaving that resource to Ray", why.msg) < 0)
-                return -1;
-            continue;
-        }
-        rc = i == 0 ? cgroup_parse_cpu_max(text, &rs->num_cpus) : cgroup_parse_memory_max(text, &rs->memory_bytes);
-        if (rc < 0 && warn(p, err, "%s: cannot parse '%.40s'; leaving that resource to Ray", files[i], text) < 0) {
-            free(text);
-            return -1;
-        }
-        free(text);
-    }
+    if (cgroup_read_limits(pod->root, &limits, &p->warnings) < 0)
+        return errbuf_set(err, "out of memory");
+    rs->num_cpus = limits.cpus;
+    rs->memory_bytes = limits.memory_bytes;
     rs->num_gpus = -1;
     /* A device list ("0,1" or GPU UUIDs) says how many; "all", "none" and "void" leave Ray's own
      * detection to count what is really there. */
