@@ -582,3 +582,14 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
     return raystart_build(&rs, &p->ray_start, &p->warnings, err);
 }
+
+/* An Indexed Job has one pod template for every index, so there a worker is given the head's
+ * command and leaves it to the head (the run drops it). */
+int plan_check_command(const struct plan *p, struct errbuf *err)
+{
+    if (p->role == PLAN_ROLE_SUBMITTER && p->command.len == 0)
+        return errbuf_set(err, "this pod is the submitter: give the job's entrypoint after -- (rayboot -- python job.py)");
+    if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB)
+        return errbuf_set(err, "a command was given, but this pod is a worker: commands run on the head");
+    return 0;
+}

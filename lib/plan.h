@@ -55,6 +55,11 @@ int plan_plugin_args(const char *const *envp, struct plugin_args *pa, struct err
  * (a configuration error: rayboot exits 2). plan_free is needed either way. */
 int plan_build(const struct plan_input *in, struct plan *out, struct errbuf *err);
 void plan_free(struct plan *p);
+/* rayboot's own check of the command after --, which the sidecar cannot make (it does not know
+ * the Ray container's command): a submitter needs one, a worker outside an Indexed Job must have
+ * none. Both `rayboot plan` and the run call it, so they refuse the same pods. Returns 0, or -1
+ * with the message (a configuration error). */
+int plan_check_command(const struct plan *p, struct errbuf *err);
 
 const char *plan_role_name(enum plan_role role);
 const char *plan_source_name(enum plan_source source);
