@@ -1,6 +1,8 @@
-/* libFuzzer target: lib/cgroup.c on any cpu.max / memory.max text. A limit that parses must mean
- * something: 0 ("no limit") only for "max" (or a zero quota), never for a real quota; CPUs are
- * bounded by the parser's own sanity cap. */
+/* libFuzzer target: lib/cgroup.c on any cpu.max / memory.max text (cgroup v2), and on cgroup v1's
+ * cpu.cfs_quota_us and cpu.cfs_period_us (the input's first line the quota, the rest the period)
+ * and memory.limit_in_bytes (the whole input). A limit that parses must mean something: 0 ("no
+ * limit") only for "max", a quota of -1 or v1's huge "no limit" number, never for a real quota;
+ * CPUs are bounded by the parser's own sanity cap. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +11,24 @@
 
 /* cgroup.c rejects a quota of 2^20 CPUs or more as malformed; the round-up adds at most one. */
 #define FUZZ_CPUS_MAX (1L << 20)
+
+static void check_v1(char *text)
+{
+    char *lines[2];
+    long cpus = -1;
+    unsigned long long bytes = 1;
+
+    if (cgroup_parse_limit_in_bytes(text, &bytes) == 0) {
+        unsigned long long given = strtoull(text, NULL, 10);
+        if ((bytes == 0) != (given >= CGROUP_V1_UNLIMITED_MIN_BYTES) || (bytes != 0 && bytes != given))
+            __builtin_trap();
+    }
+    if (fuzz_split(text, '\n', lines, 2) == 2 && cgroup_parse_cfs(lines[0], lines[1], &cpus) == 0) {
+        int unlimited = strncmp(lines[0], "-1", 2) == 0;
+        if (cpus < 0 || cpus > FUZZ_CPUS_MAX || (cpus == 0) != unlimited)
+            __builtin_trap();
+    }
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -27,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if ((bytes == 0) != (strncmp(text, "max", 3) == 0))
             __builtin_trap();
     }
+    check_v1(text);
     free(text);
     return 0;
 }

@@ -33,6 +33,17 @@ static void check_json(const char *json, bool submitter)
     cJSON_Delete(o);
 }
 
+/* workers_expected, when Volcano's lists decided it, is the sum of the counted tasks' hosts. */
+static void check_evidence(const struct plan *p)
+{
+    long sum = 0;
+    for (size_t i = 0; i < p->ntasks; i++)
+        sum += p->tasks[i].kind == PLAN_TASK_WORKER ? p->tasks[i].hosts : 0;
+    if (p->workers_from && (strcmp(p->workers_from, "volcano") == 0 || strcmp(p->workers_from, "--worker") == 0) &&
+        sum != p->workers_expected)
+        __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = fuzz_strndup(data, size), *lines[FUZZ_VARS_MAX];
@@ -77,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!json || !summary || (!submitter && plan.ray_start.len < 2) || plan.command.len != 2)
             __builtin_trap();
         check_json(json, submitter);
+        check_evidence(&plan);
         free(json);
         free(summary);
     } else if (!fuzz_terminated(err.msg, sizeof(err.msg)) || err.msg[0] == '\0') {

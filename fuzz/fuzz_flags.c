@@ -13,10 +13,26 @@
 
 static void check_plugin(const struct plugin_args *pa)
 {
-    const char *names[] = {pa->head_task, pa->head_container, pa->worker_task, pa->worker_container};
-    for (size_t i = 0; i < 4; i++) {
+    const char *names[] = {pa->head_task, pa->head_container, pa->worker_container};
+    for (size_t i = 0; i < 3; i++) {
         if (!fuzz_terminated(names[i], DNS_LABEL_MAX_BYTES + 1) || !dnsname_label_valid(names[i], strlen(names[i])))
             __builtin_trap();
+    }
+    /* --worker: a comma list of task names, each found by plugin_args_names_worker. */
+    if (!fuzz_terminated(pa->worker_tasks, sizeof(pa->worker_tasks)))
+        __builtin_trap();
+    for (const char *w = pa->worker_tasks;; w++) {
+        char name[DNS_LABEL_MAX_BYTES + 1];
+        size_t n = strcspn(w, ",");
+        if (!dnsname_label_valid(w, n))
+            __builtin_trap();
+        memcpy(name, w, n);
+        name[n] = '\0';
+        if (!plugin_args_names_worker(pa, name))
+            __builtin_trap();
+        w += n;
+        if (!*w)
+            break;
     }
     if (pa->port < 1 || pa->port > 65535 || pa->dashboard_port < 1 || pa->dashboard_port > 65535 ||
         pa->client_port < 1 || pa->client_port > 65535)

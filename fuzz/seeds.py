@@ -89,10 +89,14 @@ def main():
             write("hosts", case, host.encode() + b"\n" + read(root, "etc", "hosts"))
         if os.path.exists(os.path.join(root, "etc", "resolv.conf")):
             write("resolvconf", case, read(root, "etc", "resolv.conf"))
-        for f in ("cpu.max", "memory.max"):
+        for f in ("cpu.max", "memory.max", "memory/memory.limit_in_bytes"):
             p = os.path.join(root, "sys", "fs", "cgroup", f)
             if os.path.exists(p):
-                write("cgroup", case + "-" + f, read(p))
+                write("cgroup", case + "-" + os.path.basename(f), read(p))
+        for d in ("cpu", "cpu,cpuacct"):  # cgroup v1: the quota's line, then the period
+            p = os.path.join(root, "sys", "fs", "cgroup", d)
+            if os.path.exists(os.path.join(p, "cpu.cfs_quota_us")):
+                write("cgroup", case + "-cfs", read(p, "cpu.cfs_quota_us") + read(p, "cpu.cfs_period_us"))
         vol = os.path.join(root, "etc", "volcano")
         if os.path.isdir(vol):
             data_dir = os.path.join(vol, read(vol, "..data").decode().strip())
@@ -109,7 +113,9 @@ def main():
           "nameserver 3.3.3.3\nnameserver 4.4.4.4\noptions timeout:1 ndots:99 attempts:2\n")
     write("resolvconf", "unit-junk", "# search x.svc.y\n; nameserver 9.9.9.9\nfoo bar\nnameserver\noptions ndots:x\n\t\n")
     for name, text in {"max": "max 100000\n", "half": "50000 100000\n", "mem-max": "max\n",
-                       "mem-8g": "8589934592\n", "big": "18446744073709551615 1\n"}.items():
+                       "mem-8g": "8589934592\n", "big": "18446744073709551615 1\n",
+                       "v1-cfs-1500m": "150000\n100000\n", "v1-cfs-none": "-1\n100000\n",
+                       "v1-mem-none": "9223372036854771712\n", "v1-mem-256mi": "268435456\n"}.items():
         write("cgroup", name, text)
     for i, text in enumerate(["ray-head:6379", "[fd00::1]:6379", "j-head-0.j.ns.svc.cluster.local.:6379",
                               "10.0.0.1:80", "h:x", "65535", "ray-head", "a:b:1", "[::1]6379"]):

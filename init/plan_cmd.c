@@ -23,7 +23,8 @@ int plan_cmd_run(const struct cli *cli, const char *const *envp)
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
     /* The run's knobs are checked too: what `plan` accepts, the run accepts. */
-    if (plan_build(&in, &plan, &err) < 0 || settings_load(envp, &settings, &err) < 0) {
+    if (plan_build(&in, &plan, &err) < 0 || plan_check_command(&plan, &err) < 0 ||
+        settings_load(envp, &settings, &err) < 0) {
         log_error("%s", err.msg);
         plan_free(&plan);
         return EXIT_CONFIG;

@@ -206,20 +206,13 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
         return EXIT_SOFTWARE;
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
-    if (plan_build(&in, &r->plan, err) < 0)
+    if (plan_build(&in, &r->plan, err) < 0 || plan_check_command(&r->plan, err) < 0)
         return EXIT_CONFIG;
     if (settings_load(envp, &r->settings, err) < 0)
         return EXIT_CONFIG;
-    if (r->plan.role == PLAN_ROLE_SUBMITTER && r->plan.command.len == 0) {
-        errbuf_set(err, "this pod is the submitter: give the job's entrypoint after -- (rayboot -- python job.py)");
-        return EXIT_CONFIG;
-    }
     if (r->plan.role == PLAN_ROLE_WORKER && r->plan.command.len > 0) {
-        /* An Indexed Job has one pod template for every index: the command is the head's. */
-        if (r->plan.source != PLAN_SOURCE_INDEXED_JOB) {
-            errbuf_set(err, "a command was given, but this pod is a worker: commands run on the head");
-            return EXIT_CONFIG;
-        }
+        /* An Indexed Job has one pod template for every index: the command is the head's (the
+         * plan refuses a command on any other worker). */
         log_info("the command runs on the head (index 0); this worker only runs Ray");
         strv_free(&r->plan.command);
     }

@@ -244,8 +244,10 @@ static void list_tasks(const struct volcano_tasks *vt, char *out, size_t cap)
         *c = (char)(*c == '_' ? '-' : *c);
 }
 
-/* VK_TASK_INDEX / VC_TASK_INDEX only cross-check what the host lists say. */
-static int cross_check_index(const struct plan_input *in, struct plan *p, struct errbuf *err)
+/* VK_TASK_INDEX / VC_TASK_INDEX only cross-check what the host lists say, except in a task whose
+ * replicas share one listed hostname: there the list cannot tell them apart, and the env plugin's
+ * index is the pod's. */
+static int cross_check_index(const struct plan_input *in, bool shared, struct plan *p, struct errbuf *err)
 {
     static const char *const names[] = {"VC_TASK_INDEX", "VK_TASK_INDEX"};
     for (size_t i = 0; i < 2; i++) {
@@ -255,11 +257,154 @@ static int cross_check_index(const struct plan_input *in, struct plan *p, struct
             continue;
         if (parse_count(v, &idx) < 0)
             return errbuf_set(err, "%s=%.40s: not a task index (expected a number)", names[i], v);
+        if (shared) {
+            p->index = idx;
+            shared = false;
+            continue;
+        }
         if (idx != p->index && warn(p, err, "%s=%ld, but HOSTNAME=%s is entry %ld of task %s; using the host list",
                                     names[i], idx, p->pod_name, p->index, p->task) < 0)
             return -1;
     }
     return 0;
+}
+
+const char *plan_task_kind_name(enum plan_task_kind kind)
+{
+    switch (kind) {
+    case PLAN_TASK_HEAD:
+        return "head";
+    case PLAN_TASK_SUBMITTER:
+        return "submitter";
+    case PLAN_TASK_WORKER:
+        return "worker";
+    case PLAN_TASK_OTHER:
+        return "other";
+    }
+    return "?";
+}
+
+/* A task key ("gpu_workers") as the task's name: task names are DNS labels, so '_' can only have
+ * been '-'. */
+static void task_name(const char *key, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", key);
+    for (char *c = out; *c; c++)
+        *c = (char)(*c == '_' ? '-' : *c);
+}
+
+/* Volcano lists pod J-T-i as "J-T-i.<subdomain>", unless the task's template sets hostname: then
+ * the svc plugin lists "hostname.<subdomain>" once, whatever the replicas (GenerateHosts stops
+ * after the first), VC_<K>_NUM says 1, and every replica has that one DNS name. A single entry
+ * whose host does not end in "-T-0" is such a name. */
+static bool shared_hostname(const struct volcano_task *t, const char *name)
+{
+    char suffix[DNS_LABEL_MAX_BYTES + 4];
+    size_t host_len, suffix_len;
+    if (t->nhosts != 1)
+        return false;
+    host_len = strcspn(t->hosts[0], ".");
+    suffix_len = (size_t)snprintf(suffix, sizeof(suffix), "-%s-0", name);
+    return host_len <= suffix_len || strncmp(t->hosts[0] + host_len - suffix_len, suffix, suffix_len) != 0;
+}
+
+/* Every task --worker names must be a task of the job, and neither the head nor the submitter: a
+ * typo would otherwise count no workers, and the head would run its command at once. */
+static int check_worker_names(const struct plan_input *in, const struct volcano_tasks *vt,
+                              const struct volcano_task *head, const struct volcano_task *submitter,
+                              const char *tasks, struct errbuf *err)
+{
+    const char *list = in->plugin->worker_tasks;
+    if (!in->plugin->worker_given)
+        return 0;
+    for (const char *w = list; *w;) {
+        char name[DNS_LABEL_MAX_BYTES + 1];
+        size_t n = strcspn(w, ",");
+        const struct volcano_task *t;
+        snprintf(name, sizeof(name), "%.*s", (int)n, w);
+        t = volcano_find_task(vt, name);
+        if (!t)
+            return errbuf_set(err, "--worker=%.200s: no Volcano task named '%s' in %s (tasks: %s)", list, name,
+                              vt->origin, tasks);
+        if (t == head)
+            return errbuf_set(err, "--worker=%.200s: '%s' is the head task (--head=%s)", list, name,
+                              in->plugin->head_task);
+        if (t == submitter)
+            return errbuf_set(err, "--worker=%.200s: '%s' is the submitter task, which runs no Ray node", list, name);
+        w += n + (w[n] == ',');
+    }
+    return 0;
+}
+
+/* The worker groups: the tasks --worker names when it is given (the ray plugin's own worker
+ * task), else every task but the head and the submitter (which runs no Ray node). Every task goes
+ * into p->tasks, the evidence `rayboot plan` shows for workers_expected. */
+static int count_workers(const struct plan_input *in, const struct volcano_tasks *vt,
+                         const struct volcano_task *head, const struct volcano_task *submitter,
+                         struct plan *p, struct errbuf *err)
+{
+    bool count_given = env_lookup_nonempty(in->envp, "RAYBOOT_WORKERS_EXPECTED") != NULL;
+
+    p->tasks = calloc(vt->ntasks ? vt->ntasks : 1, sizeof(*p->tasks));
+    if (!p->tasks)
+        return errbuf_set(err, "out of memory");
+    p->ntasks = vt->ntasks;
+    p->workers_expected = 0;
+    p->workers_from = in->plugin->worker_given ? "--worker" : "volcano";
+    for (size_t k = 0; k < vt->ntasks; k++) {
+        const struct volcano_task *task = &vt->tasks[k];
+        struct plan_task *pt = &p->tasks[k];
+
+        task_name(task->key, pt->name, sizeof(pt->name));
+        pt->hosts = (long)task->nhosts;
+        pt->shared_hostname = shared_hostname(task, pt->name);
+        if (task == head)
+            pt->kind = PLAN_TASK_HEAD;
+        else if (task == submitter)
+            pt->kind = PLAN_TASK_SUBMITTER;
+        else if (in->plugin->worker_given && !plugin_args_names_worker(in->plugin, pt->name))
+            pt->kind = PLAN_TASK_OTHER;
+        else
+            pt->kind = PLAN_TASK_WORKER;
+        if (pt->kind != PLAN_TASK_WORKER)
+            continue;
+        p->workers_expected += pt->hosts;
+        if (task->declared >= 0 && (size_t)task->declared != task->nhosts &&
+            warn(p, err, "task %s: VC_*_NUM says %ld but its list has %zu hosts; using the list", task->key,
+                 task->declared, task->nhosts) < 0)
+            return -1;
+        if (pt->shared_hostname && !count_given &&
+            warn(p, err, "task %s: its template sets hostname %.*s, so all its pods share that one DNS name and "
+                         "Volcano lists it once whatever the replicas; it counts as 1 worker (set "
+                         "RAYBOOT_WORKERS_EXPECTED to the real count)",
+                 pt->name, (int)strcspn(task->hosts[0], "."), task->hosts[0]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The head task must have a pod: a task scaled to replicas: 0 is no head. Without a head task,
+ * only RAYBOOT_HEAD_ADDRESS can say where the head is. */
+static int check_head_task(const struct plan_input *in, const struct volcano_tasks *vt,
+                           const struct volcano_task *head, const char *tasks, struct plan *p, struct errbuf *err)
+{
+    bool address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS") != NULL;
+    if (head && head->nhosts > 0)
+        return 0;
+    p->workers_expected = -1;
+    p->workers_from = NULL;
+    if (head && !address)
+        return errbuf_set(err, "task %s has no replicas (%s is empty), so the job has no Ray head: set its "
+                               "replicas to 1, or name the head task with --head=TASK",
+                          in->plugin->head_task, head->list_name);
+    if (head)
+        return warn(p, err, "task %s has no replicas; the head comes from RAYBOOT_HEAD_ADDRESS", in->plugin->head_task);
+    if (!address)
+        return errbuf_set(err, "no Volcano task named '%s' in %s (tasks: %s): name the head task "
+                               "with --head=TASK (on the command line or in RAYBOOT_PLUGIN_ARGS)",
+                          in->plugin->head_task, vt->origin, tasks);
+    return warn(p, err, "no Volcano task named '%s' (tasks: %s); the head comes from RAYBOOT_HEAD_ADDRESS",
+                in->plugin->head_task, tasks);
 }
 
 static int detect_volcano(const struct plan_input *in, const struct pod_view *pod,
@@ -278,28 +423,10 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
     list_tasks(vt, tasks, sizeof(tasks));
     if (submitter == head)
         submitter = NULL; /* a head is a head, whatever the submitter task is called */
-    p->workers_expected = 0;
-    for (size_t k = 0; k < vt->ntasks; k++) {
-        const struct volcano_task *task = &vt->tasks[k];
-        /* The submitter task runs no Ray node: it is not a worker group. */
-        if (task == head || task == submitter)
-            continue;
-        p->workers_expected += (long)task->nhosts;
-        if (task->declared >= 0 && (size_t)task->declared != task->nhosts &&
-            warn(p, err, "task %s: VC_*_NUM says %ld but its list has %zu hosts; using the list", task->key,
-                 task->declared, task->nhosts) < 0)
-            return -1;
-    }
-    if (!head) {
-        p->workers_expected = -1;
-        if (!env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS"))
-            return errbuf_set(err, "no Volcano task named '%s' in %s (tasks: %s): name the head task "
-                                   "with --head=TASK (on the command line or in RAYBOOT_PLUGIN_ARGS)",
-                              in->plugin->head_task, vt->origin, tasks);
-        if (warn(p, err, "no Volcano task named '%s' (tasks: %s); the head comes from RAYBOOT_HEAD_ADDRESS",
-                 in->plugin->head_task, tasks) < 0)
-            return -1;
-    } else {
+    if (check_worker_names(in, vt, head, submitter, tasks, err) < 0 ||
+        count_workers(in, vt, head, submitter, p, err) < 0 || check_head_task(in, vt, head, tasks, p, err) < 0)
+        return -1;
+    if (head && head->nhosts > 0) {
         copy_str(d->head_host, sizeof(d->head_host), head->hosts[0]);
         label_at(head->hosts[0], 1, p->job, sizeof(p->job));
     }
@@ -311,22 +438,22 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
         return warn(p, err, "HOSTNAME=%s is in no Volcano task host list (tasks: %s); using RAYBOOT_ROLE",
                     pod->hostname, tasks);
     }
-    copy_str(p->task, sizeof(p->task), vt->tasks[t].key);
-    for (char *c = p->task; *c; c++) /* task names are DNS labels: '_' can only have been '-' */
-        *c = (char)(*c == '_' ? '-' : *c);
+    task_name(vt->tasks[t].key, p->task, sizeof(p->task));
     p->index = (long)i;
     label_at(vt->tasks[t].hosts[i], 1, p->job, sizeof(p->job));
     d->found = true;
+    if (cross_check_index(in, p->tasks[t].shared_hostname, p, err) < 0)
+        return -1;
     if (&vt->tasks[t] == head) {
-        if (i != 0 && !role_given)
-            return errbuf_set(err, "task %s has %zu replicas, but a Ray cluster has one head: this pod "
-                                   "(HOSTNAME=%s) is replica %zu; set the head task's replicas to 1",
-                              p->task, head->nhosts, pod->hostname, i);
+        if (p->index != 0 && !role_given)
+            return errbuf_set(err, "this pod (HOSTNAME=%s) is replica %ld of task %s, but a Ray cluster has one "
+                                   "head: set the head task's replicas to 1",
+                              pod->hostname, p->index, p->task);
         d->role = PLAN_ROLE_HEAD;
     } else {
         d->role = &vt->tasks[t] == submitter ? PLAN_ROLE_SUBMITTER : PLAN_ROLE_WORKER;
     }
-    return cross_check_index(in, p, err);
+    return 0;
 }
 
 static int detect_indexed_job(const struct plan_input *in, const struct pod_view *pod,
@@ -453,31 +580,20 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     return 0;
 }
 
-/* --num-cpus, --memory from cgroup v2; --num-gpus from NVIDIA_VISIBLE_DEVICES. Missing files
- * (cgroup v1, the root cgroup) leave the choice to Ray; unreadable or odd ones too, with a
- * warning naming the file: they are the kernel's, not the user's. */
+/* --num-cpus, --memory from cgroup v1 or v2 (lib/cgroup.c); --num-gpus from
+ * NVIDIA_VISIBLE_DEVICES. Missing files (the root cgroup, no limit) leave the choice to Ray;
+ * unreadable or odd ones too, with a warning naming the file: they are the kernel's, not the
+ * user's. */
 static int read_resources(const struct plan_input *in, const struct pod_view *pod, struct plan *p,
                           struct raystart_input *rs, struct errbuf *err)
 {
-    static const char *const files[] = {"/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/memory.max"};
     const char *gpus = env_lookup(in->envp, "NVIDIA_VISIBLE_DEVICES");
-    struct errbuf why;
+    struct cgroup_limits limits;
 
-    for (size_t i = 0; i < 2; i++) {
-        char *text;
-        int rc;
-        if (fsroot_read(pod->root, files[i], CGROUP_FILE_MAX_BYTES, &text, NULL, &why) < 0) {
-            if (errno != ENOENT && warn(p, err, "%s; leaving that resource to Ray", why.msg) < 0)
-                return -1;
-            continue;
-        }
-        rc = i == 0 ? cgroup_parse_cpu_max(text, &rs->num_cpus) : cgroup_parse_memory_max(text, &rs->memory_bytes);
-        if (rc < 0 && warn(p, err, "%s: cannot parse '%.40s'; leaving that resource to Ray", files[i], text) < 0) {
-            free(text);
-            return -1;
-        }
-        free(text);
-    }
+    if (cgroup_read_limits(pod->root, &limits, &p->warnings) < 0)
+        return errbuf_set(err, "out of memory");
+    rs->num_cpus = limits.cpus;
+    rs->memory_bytes = limits.memory_bytes;
     rs->num_gpus = -1;
     /* A device list ("0,1" or GPU UUIDs) says how many; "all", "none" and "void" leave Ray's own
      * detection to count what is really there. */
@@ -530,6 +646,9 @@ static void plan_init(struct plan *p)
 
 void plan_free(struct plan *p)
 {
+    free(p->tasks);
+    p->tasks = NULL;
+    p->ntasks = 0;
     strv_free(&p->ray_start);
     strv_free(&p->command);
     strv_free(&p->ray_env);
@@ -570,6 +689,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
         return -1;
     if (workers && parse_count(workers, &p->workers_expected) < 0)
         return errbuf_set(err, "RAYBOOT_WORKERS_EXPECTED=%.40s: not a count (expected a number)", workers);
+    if (workers)
+        p->workers_from = "RAYBOOT_WORKERS_EXPECTED";
 
     for (int i = 0; i < in->command_argc; i++) {
         if (strv_push(&p->command, in->command[i]) < 0)
@@ -592,4 +713,23 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.client_port = p->client_port;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
     return raystart_build(&rs, &p->ray_start, &p->warnings, err);
+}
+
+/* An Indexed Job has one pod template for every index, so there a worker is given the head's
+ * command and leaves it to the head (the run drops it). The message says what made the role. */
+int plan_check_command(const struct plan *p, struct errbuf *err)
+{
+    char why[DNS_LABEL_MAX_BYTES + 96];
+    if (p->source == PLAN_SOURCE_EXPLICIT)
+        snprintf(why, sizeof(why), "RAYBOOT_ROLE=%s", plan_role_name(p->role));
+    else if (p->role == PLAN_ROLE_SUBMITTER)
+        snprintf(why, sizeof(why), "task %s, the one RAYBOOT_SUBMITTER_TASK names (default submitter)", p->task);
+    else
+        snprintf(why, sizeof(why), "task %s; the head task is the one --head names", p->task);
+    if (p->role == PLAN_ROLE_SUBMITTER && p->command.len == 0)
+        return errbuf_set(err, "this pod is the submitter (%s): give the job's entrypoint after -- (rayboot -- "
+                               "python job.py)", why);
+    if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB)
+        return errbuf_set(err, "a command was given, but this pod is a worker (%s): commands run on the head", why);
+    return 0;
 }

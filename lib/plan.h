@@ -15,6 +15,17 @@
 enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
 enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT };
 
+/* What a Volcano task is to the cluster; only PLAN_TASK_WORKER tasks count in workers_expected. */
+enum plan_task_kind { PLAN_TASK_HEAD, PLAN_TASK_SUBMITTER, PLAN_TASK_WORKER, PLAN_TASK_OTHER };
+
+/* One Volcano task as the plan counted it: the evidence behind workers_expected. */
+struct plan_task {
+    char name[DNS_LABEL_MAX_BYTES + 1];
+    long hosts; /* entries in its host list (0 for replicas: 0) */
+    enum plan_task_kind kind;
+    bool shared_hostname; /* its template sets hostname: one entry whatever its replicas */
+};
+
 struct plan_input {
     const char *const *envp;
     const struct plugin_args *plugin; /* from plan_plugin_args, then the command line */
@@ -40,6 +51,11 @@ struct plan {
     int dashboard_port;
     int client_port;
     long workers_expected;
+    /* Where workers_expected came from: "volcano" (every task but the head and the submitter),
+     * "--worker", "RAYBOOT_WORKERS_EXPECTED", or NULL when unknown. */
+    const char *workers_from;
+    struct plan_task *tasks; /* every Volcano task, sorted by name; NULL elsewhere */
+    size_t ntasks;
     struct strv ray_start;   /* argv; [0] is the ray executable, [1] "start" */
     struct strv command;     /* the user's argv, or empty */
     struct strv ray_env;     /* KEY=VALUE added for Ray and the command */
@@ -55,8 +71,14 @@ int plan_plugin_args(const char *const *envp, struct plugin_args *pa, struct err
  * (a configuration error: rayboot exits 2). plan_free is needed either way. */
 int plan_build(const struct plan_input *in, struct plan *out, struct errbuf *err);
 void plan_free(struct plan *p);
+/* rayboot's own check of the command after --, which the sidecar cannot make (it does not know
+ * the Ray container's command): a submitter needs one, a worker outside an Indexed Job must have
+ * none. Both `rayboot plan` and the run call it, so they refuse the same pods. Returns 0, or -1
+ * with the message (a configuration error). */
+int plan_check_command(const struct plan *p, struct errbuf *err);
 
 const char *plan_role_name(enum plan_role role);
+const char *plan_task_kind_name(enum plan_task_kind kind);
 const char *plan_source_name(enum plan_source source);
 
 #endif

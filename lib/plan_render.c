@@ -74,6 +74,34 @@ static cJSON *env_object(const struct strv *v)
     return obj;
 }
 
+/* Why workers_expected is what it is: where it came from, and each Volcano task with its hosts
+ * and whether it was counted. */
+static cJSON *evidence_object(const struct plan *p)
+{
+    cJSON *obj = cJSON_CreateObject(), *tasks = cJSON_CreateArray();
+    if (!obj || !tasks) {
+        cJSON_Delete(obj);
+        cJSON_Delete(tasks);
+        return NULL;
+    }
+    cJSON_AddItemToObject(obj, "workers_from",
+                          p->workers_from ? cJSON_CreateString(p->workers_from) : cJSON_CreateNull());
+    for (size_t i = 0; i < p->ntasks; i++) {
+        const struct plan_task *t = &p->tasks[i];
+        cJSON *task = cJSON_CreateObject();
+        if (!task)
+            break;
+        cJSON_AddItemToObject(task, "task", text(t->name));
+        cJSON_AddItemToObject(task, "hosts", cJSON_CreateNumber((double)t->hosts));
+        cJSON_AddItemToObject(task, "as", cJSON_CreateString(plan_task_kind_name(t->kind)));
+        cJSON_AddItemToObject(task, "counted", cJSON_CreateBool(t->kind == PLAN_TASK_WORKER));
+        cJSON_AddItemToObject(task, "shared_hostname", cJSON_CreateBool(t->shared_hostname));
+        cJSON_AddItemToArray(tasks, task);
+    }
+    cJSON_AddItemToObject(obj, "tasks", tasks);
+    return obj;
+}
+
 char *plan_render_json(const struct plan *p)
 {
     cJSON *root = cJSON_CreateObject();
@@ -95,6 +123,7 @@ char *plan_render_json(const struct plan *p)
     cJSON_AddItemToObject(head, "client_port", cJSON_CreateNumber(p->client_port));
     cJSON_AddItemToObject(root, "head", head);
     cJSON_AddItemToObject(root, "workers_expected", number_or_null(p->workers_expected));
+    cJSON_AddItemToObject(root, "evidence", evidence_object(p));
     if (p->role == PLAN_ROLE_SUBMITTER) {
         char url[ADDRESS_HOST_MAX_BYTES + 32];
         snprintf(url, sizeof(url), "http://%s:%d", p->head_fqdn, p->dashboard_port);
@@ -145,6 +174,17 @@ static void append_list(char **buf, size_t *len, const char *label, const struct
     append(buf, len, "\n");
 }
 
+static const char *workers_from_text(const char *from)
+{
+    if (!from)
+        return "source unknown";
+    if (strcmp(from, "volcano") == 0)
+        return "every Volcano task but the head and the submitter";
+    if (strcmp(from, "--worker") == 0)
+        return "the tasks --worker names";
+    return from;
+}
+
 char *plan_render_text(const struct plan *p)
 {
     size_t len = 0;
@@ -158,9 +198,18 @@ char *plan_render_text(const struct plan *p)
     append(&buf, &len, "head:             %s:%d (dashboard %d, client %d)\n", p->head_fqdn, p->head_port,
            p->dashboard_port, p->client_port);
     if (p->workers_expected >= 0)
-        append(&buf, &len, "workers expected: %ld\n", p->workers_expected);
+        append(&buf, &len, "workers expected: %ld (%s)\n", p->workers_expected, workers_from_text(p->workers_from));
     else
         append(&buf, &len, "workers expected: unknown\n");
+    for (size_t i = 0; i < p->ntasks; i++) {
+        const struct plan_task *t = &p->tasks[i];
+        static const char *const what[] = {[PLAN_TASK_HEAD] = "the head, not counted",
+                                           [PLAN_TASK_SUBMITTER] = "the submitter, not counted",
+                                           [PLAN_TASK_WORKER] = "a worker group, counted",
+                                           [PLAN_TASK_OTHER] = "not named by --worker, not counted"};
+        append(&buf, &len, "%-17s %s: %ld host%s, %s%s\n", i == 0 ? "volcano tasks:" : "", t->name, t->hosts,
+               t->hosts == 1 ? "" : "s", what[t->kind], t->shared_hostname ? " (one hostname shared by its pods)" : "");
+    }
     if (p->role == PLAN_ROLE_SUBMITTER)
         append(&buf, &len, "submits to:       http://%s:%d (the Ray Jobs API)\n", p->head_fqdn, p->dashboard_port);
     append_list(&buf, &len, "ray start:", &p->ray_start);

@@ -15,7 +15,7 @@
  * near this many words. */
 #define PLUGIN_ARGS_MAX_WORDS 64
 
-enum plugin_value { VALUE_TASK, VALUE_CONTAINER, VALUE_PORT };
+enum plugin_value { VALUE_TASK, VALUE_TASK_LIST, VALUE_CONTAINER, VALUE_PORT };
 
 struct plugin_flag {
     const char *name;
@@ -26,7 +26,7 @@ struct plugin_flag {
 static const struct plugin_flag plugin_flags[] = {
     {"head", VALUE_TASK, offsetof(struct plugin_args, head_task)},
     {"headContainer", VALUE_CONTAINER, offsetof(struct plugin_args, head_container)},
-    {"worker", VALUE_TASK, offsetof(struct plugin_args, worker_task)},
+    {"worker", VALUE_TASK_LIST, offsetof(struct plugin_args, worker_tasks)},
     {"workerContainer", VALUE_CONTAINER, offsetof(struct plugin_args, worker_container)},
     {"port", VALUE_PORT, offsetof(struct plugin_args, port)},
     {"dashboardPort", VALUE_PORT, offsetof(struct plugin_args, dashboard_port)},
@@ -41,7 +41,7 @@ void plugin_args_init(struct plugin_args *pa)
     memset(pa, 0, sizeof(*pa));
     strcpy(pa->head_task, "head");
     strcpy(pa->head_container, "head");
-    strcpy(pa->worker_task, "worker");
+    strcpy(pa->worker_tasks, "worker");
     strcpy(pa->worker_container, "worker");
     pa->port = 6379;
     pa->dashboard_port = 8265;
@@ -68,6 +68,39 @@ static bool plugin_flag_takes_value(const char *name)
     return plugin_args_knows(name);
 }
 
+/* --worker=a,b: each name a task name, none empty. */
+static int set_task_list(struct plugin_args *pa, const char *name, const char *value, struct errbuf *err)
+{
+    size_t len = strlen(value);
+    if (len >= sizeof(pa->worker_tasks))
+        return errbuf_set(err, "--%s: the list is longer than %d bytes", name, PLUGIN_WORKER_TASKS_MAX_BYTES - 1);
+    for (const char *w = value;; w++) {
+        size_t n = strcspn(w, ",");
+        if (!dnsname_label_valid(w, n))
+            return errbuf_set(err, "--%s=%.80s: '%.*s' is not a valid task name (lower-case letters, digits "
+                                   "and '-', at most 63; several tasks are separated by commas)",
+                              name, value, (int)(n > 80 ? 80 : n), w);
+        w += n;
+        if (!*w)
+            break;
+    }
+    memcpy(pa->worker_tasks, value, len + 1);
+    pa->worker_given = true;
+    return 0;
+}
+
+bool plugin_args_names_worker(const struct plugin_args *pa, const char *task)
+{
+    size_t len = strlen(task);
+    for (const char *w = pa->worker_tasks; *w;) {
+        size_t n = strcspn(w, ",");
+        if (n == len && strncmp(w, task, n) == 0)
+            return true;
+        w += n + (w[n] == ',');
+    }
+    return false;
+}
+
 int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
                     struct errbuf *err)
 {
@@ -92,6 +125,8 @@ int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
             pa->port_given = true;
         return 0;
     }
+    if (f->kind == VALUE_TASK_LIST)
+        return set_task_list(pa, name, value, err);
     if (!dnsname_label_valid(value, strlen(value)))
         return errbuf_set(err, "--%s=%.80s: not a valid %s name (lower-case letters, digits and "
                                "'-', at most 63)", name, value,

@@ -60,7 +60,8 @@ static struct volcano_task *task_get(struct volcano_tasks *vt, const char *key, 
 }
 
 /* Splits buf on sep (newline for *.host files, comma for VC_*_HOSTS) into t's entries, taking
- * ownership of buf. Blank entries are skipped; anything that is not a host name is an error. */
+ * ownership of buf. Blank entries are skipped; anything that is not a host name is an error. An
+ * empty list is kept (a task with replicas: 0); finish() checks it against VC_<K>_NUM. */
 static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const char *what,
                           struct errbuf *err)
 {
@@ -73,6 +74,7 @@ static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const cha
     free(t->hosts);
     t->buf = buf;
     t->nhosts = 0;
+    snprintf(t->list_name, sizeof(t->list_name), "%s", what);
     for (const char *c = buf; *c; c++)
         count += *c == sep;
     t->hosts = calloc(count, sizeof(*t->hosts));
@@ -96,8 +98,6 @@ static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const cha
         }
         p = next;
     }
-    if (t->nhosts == 0)
-        return errbuf_set(err, "%s: the host list is empty", what);
     return 0;
 }
 
@@ -306,6 +306,22 @@ static int load_one_version(const char *root, struct volcano_tasks *vt, struct e
     return strcmp(before, after) != 0 ? 1 : rc;
 }
 
+/* A task with replicas: 0 gets an empty list and VC_<K>_NUM=0 from the svc plugin (its
+ * GenerateHosts writes len(hosts) for every task): zero hosts. An empty list that VC_<K>_NUM does
+ * not confirm is a damaged ConfigMap, not a task scaled to zero. */
+static int check_empty(const struct volcano_task *t, struct errbuf *err)
+{
+    char upper[DNS_LABEL_MAX_BYTES + 1];
+    if (t->nhosts > 0 || t->declared == 0)
+        return 0;
+    for (size_t i = 0; i <= strlen(t->key); i++)
+        upper[i] = (char)toupper((unsigned char)t->key[i]);
+    if (t->declared < 0)
+        return errbuf_set(err, "%s: the host list is empty, and no VC_%s_NUM=0 says the task has no replicas",
+                          t->list_name, upper);
+    return errbuf_set(err, "%s: the host list is empty, but VC_%s_NUM says %ld", t->list_name, upper, t->declared);
+}
+
 /* Tasks with a declared count but no host list are not tasks (stray VC_*_NUM keys). */
 static int finish(struct volcano_tasks *vt, struct errbuf *err)
 {
@@ -315,13 +331,18 @@ static int finish(struct volcano_tasks *vt, struct errbuf *err)
             vt->tasks[kept++] = vt->tasks[i];
     }
     vt->ntasks = kept;
+    for (size_t i = 0; i < kept; i++) {
+        if (check_empty(&vt->tasks[i], err) < 0) {
+            volcano_tasks_free(vt);
+            return -1;
+        }
+    }
     if (kept == 0) {
         /* "Not a Volcano pod" leaves the caller nothing to free (a leak found by fuzz/fuzz_env.c). */
         volcano_tasks_free(vt);
         return 0;
     }
     qsort(vt->tasks, vt->ntasks, sizeof(*vt->tasks), compare_tasks);
-    (void)err;
     return 1;
 }
 

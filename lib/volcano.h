@@ -18,8 +18,9 @@ struct volcano_task {
     char key[DNS_LABEL_MAX_BYTES + 1]; /* task name, lower case, '-' written '_' */
     char *buf;                         /* the list as read, split in place */
     char **hosts;                      /* nhosts entries "hostname.subdomain" into buf */
-    size_t nhosts;
+    size_t nhosts;                     /* 0 for a task with replicas: 0 (VC_<K>_NUM says 0) */
     long declared; /* VC_<K>_NUM, or -1 when absent */
+    char list_name[96]; /* the file or variable the list came from, for messages */
 };
 
 struct volcano_tasks {

@@ -60,11 +60,60 @@ static void test_invalid_bytes_become_replacement_characters(void **state)
     check("cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd"); /* truncated at the end */
 }
 
+/* The evidence for workers_expected: where it came from and every task, counted or not, in JSON
+ * and in the text summary. */
+static void test_evidence(void **state)
+{
+    struct plan p;
+    struct plan_task tasks[2] = {{"head", 1, PLAN_TASK_HEAD, false}, {"loader", 3, PLAN_TASK_OTHER, false}};
+    cJSON *root, *ev, *t;
+    char *json, *summary;
+    (void)state;
+    memset(&p, 0, sizeof(p));
+    p.index = -1;
+    p.workers_expected = 0;
+    p.workers_from = "--worker";
+    json = plan_render_json(&p);
+    root = cJSON_Parse(json);
+    ev = cJSON_GetObjectItem(root, "evidence");
+    assert_string_equal(cJSON_GetObjectItem(ev, "workers_from")->valuestring, "--worker");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(ev, "tasks")), 0);
+    cJSON_Delete(root);
+    free(json);
+
+    p.tasks = tasks;
+    p.ntasks = 2;
+    json = plan_render_json(&p);
+    root = cJSON_Parse(json);
+    t = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "evidence"), "tasks"), 1);
+    assert_string_equal(cJSON_GetObjectItem(t, "task")->valuestring, "loader");
+    assert_int_equal(cJSON_GetObjectItem(t, "hosts")->valueint, 3);
+    assert_string_equal(cJSON_GetObjectItem(t, "as")->valuestring, "other");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(t, "counted")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(t, "shared_hostname")));
+    summary = plan_render_text(&p);
+    assert_non_null(strstr(summary, "workers expected: 0 (the tasks --worker names)\n"));
+    assert_non_null(strstr(summary, "loader: 3 hosts, not named by --worker, not counted\n"));
+    cJSON_Delete(root);
+    free(json);
+    free(summary);
+    p.workers_from = NULL;
+    json = plan_render_json(&p);
+    root = cJSON_Parse(json);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "evidence"), "workers_from")));
+    cJSON_Delete(root);
+    free(json);
+    p.tasks = NULL; /* on the stack: not plan_free's */
+    p.ntasks = 0;
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_utf8_is_kept),
         cmocka_unit_test(test_invalid_bytes_become_replacement_characters),
+        cmocka_unit_test(test_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

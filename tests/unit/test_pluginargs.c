@@ -17,8 +17,9 @@ static void test_defaults(void **state)
     plugin_args_init(&pa);
     assert_string_equal(pa.head_task, "head");
     assert_string_equal(pa.head_container, "head");
-    assert_string_equal(pa.worker_task, "worker");
+    assert_string_equal(pa.worker_tasks, "worker");
     assert_string_equal(pa.worker_container, "worker");
+    assert_false(pa.worker_given);
     assert_int_equal(pa.port, 6379);
     assert_int_equal(pa.dashboard_port, 8265);
     assert_int_equal(pa.client_port, 10001);
@@ -37,7 +38,8 @@ static void test_every_flag_every_form(void **state)
                                                  "-clientPort 10002 ", &err), 0);
     assert_string_equal(pa.head_task, "ray-head");
     assert_string_equal(pa.head_container, "ray-c");
-    assert_string_equal(pa.worker_task, "w");
+    assert_string_equal(pa.worker_tasks, "w");
+    assert_true(pa.worker_given);
     assert_string_equal(pa.worker_container, "wc");
     assert_int_equal(pa.port, 6380);
     assert_int_equal(pa.dashboard_port, 8266);
@@ -74,6 +76,29 @@ static void test_errors_name_the_flag(void **state)
     expect_error("--=x", "bad flag syntax");
 }
 
+/* --worker takes one task or a comma list; each name is matched whole. */
+static void test_worker_list(void **state)
+{
+    struct plugin_args pa;
+    struct errbuf err;
+    (void)state;
+    plugin_args_init(&pa);
+    assert_true(plugin_args_names_worker(&pa, "worker")); /* the default, for Volcano's sake */
+    assert_int_equal(plugin_args_parse_list(&pa, "--worker=cpu-workers,gpu-workers", &err), 0);
+    assert_true(pa.worker_given);
+    assert_true(plugin_args_names_worker(&pa, "cpu-workers"));
+    assert_true(plugin_args_names_worker(&pa, "gpu-workers"));
+    assert_false(plugin_args_names_worker(&pa, "worker"));
+    assert_false(plugin_args_names_worker(&pa, "cpu"));
+    assert_false(plugin_args_names_worker(&pa, "cpu-workers,gpu-workers"));
+    assert_false(plugin_args_names_worker(&pa, ""));
+    expect_error("--worker=a,,b", "'' is not a valid task name");
+    expect_error("--worker=a,", "'' is not a valid task name");
+    expect_error("--worker=,a", "'' is not a valid task name");
+    expect_error("--worker=a,B", "'B' is not a valid task name");
+    expect_error("--worker=a_b", "not a valid task name");
+}
+
 /* An empty list changes nothing. */
 static void test_empty_list(void **state)
 {
@@ -91,6 +116,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_every_flag_every_form),
         cmocka_unit_test(test_errors_name_the_flag),
+        cmocka_unit_test(test_worker_list),
         cmocka_unit_test(test_empty_list),
     };
     return cmocka_run_group_tests_name("pluginargs", tests, NULL, NULL);
