@@ -1,5 +1,6 @@
 /* libFuzzer target: lib/gcs.c's decoders on any bytes a GCS (or something posing as one) could
- * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, and searched for a node address),
+ * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, searched for a node address, and for
+ * how a DEAD one left),
  * GetClusterIdReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids
  * have their advertised size, values stay NUL-terminated within their buffer. */
 #include <string.h>
@@ -26,6 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &err);
     (void)gcs_decode_find_node(data, size, "", node_id, &err);
+    {
+        enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
+        if (gcs_decode_departure(data, size, "10.0.0.1", &how, &err) == 0 &&
+            (how < GCS_DEPARTURE_UNKNOWN || how > GCS_DEPARTURE_DRAIN_IDLE))
+            __builtin_trap();
+    }
     if (gcs_decode_cluster_id(data, size, cluster_id, &cluster_id_len, &err) == 0 &&
         (cluster_id_len == 0 || cluster_id_len > GCS_CLUSTER_ID_MAX_BYTES))
         __builtin_trap();

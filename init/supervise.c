@@ -173,6 +173,10 @@ static void shut_down(struct run *r)
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
             log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", r->plan.pod_ip,
                      (double)drain_elapsed_ms(&d, wait_now_ms()) / 1000.0);
+        } else if (d.state == DRAIN_DONE && d.earlier) {
+            /* The usual case beside rayboot-sidecar: its preStop drain ran before this SIGTERM. */
+            r->drained = true;
+            log_info("%s before SIGTERM (by the pod's preStop hook, or the sidecar)", d.detail);
         } else {
             /* Left the GCS, or its raylet exited by itself once drained (ray start is gone). */
             r->drained = true;

@@ -1,5 +1,7 @@
 /* The drain sequence: one DrainNode, then a look every DRAIN_POLL_MS until the node is gone from
- * the GCS's ALIVE list. Deciding when to drain, and what to do after, is the caller's. */
+ * the GCS's ALIVE list; when there is no ALIVE node to drain, one question: how did it leave (a
+ * drain before this one, or a death). Deciding when to drain, and what to do after, is the
+ * caller's. */
 #include "drain.h"
 
 #include <stdio.h>
@@ -63,6 +65,9 @@ int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *w
     case DRAIN_REQUESTING:
         fill(d, PROBE_DRAIN, now_ms, req);
         return 1;
+    case DRAIN_ASKING:
+        fill(d, PROBE_DEPARTURE, now_ms, req);
+        return 1;
     case DRAIN_WATCHING:
         if (now_ms >= d->deadline_ms) {
             finish(d, DRAIN_DEADLINE, now_ms);
@@ -78,12 +83,47 @@ int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *w
     return -1;
 }
 
+static enum gcs_departure departure_from_name(const char *name)
+{
+    for (int i = GCS_DEPARTURE_EXPECTED; i <= GCS_DEPARTURE_DRAIN_IDLE; i++)
+        if (strcmp(name, gcs_departure_name((enum gcs_departure)i)) == 0)
+            return (enum gcs_departure)i;
+    return GCS_DEPARTURE_UNKNOWN;
+}
+
+/* The GCS's answer to "how did the node leave", after DrainNode found no ALIVE node. */
+static void departure_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
+{
+    d->earlier = true;
+    if (!reply || !reply->ok) {
+        /* d->detail still says there was no ALIVE node; how it left is unknown. */
+        finish(d, DRAIN_FAILED, now_ms);
+        return;
+    }
+    d->departure = departure_from_name(reply->value);
+    if (d->departure == GCS_DEPARTURE_DRAIN_PREEMPTED || d->departure == GCS_DEPARTURE_DRAIN_IDLE) {
+        snprintf(d->detail, sizeof(d->detail), "node %s had been drained already (%s)", d->node_ip, reply->value);
+        finish(d, DRAIN_LEFT, now_ms);
+        return;
+    }
+    snprintf(d->detail, sizeof(d->detail), "node %s had left the cluster already, not drained (%s)", d->node_ip,
+             reply->value);
+    finish(d, DRAIN_FAILED, now_ms);
+}
+
 void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
 {
+    if (d->state == DRAIN_ASKING) {
+        departure_reply(d, now_ms, reply);
+        return;
+    }
     if (d->state == DRAIN_REQUESTING) {
         if (!reply || !reply->ok) {
             snprintf(d->detail, sizeof(d->detail), "%s", reply ? reply->reason : "the prober failed");
-            finish(d, DRAIN_FAILED, now_ms);
+            if (reply && strcmp(reply->value, "no") == 0)
+                d->state = DRAIN_ASKING; /* nothing ALIVE to drain: ask how it left */
+            else
+                finish(d, DRAIN_FAILED, now_ms);
             return;
         }
         d->state = DRAIN_WATCHING;
@@ -100,6 +140,11 @@ void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
     if (reply && !reply->ok)
         snprintf(d->detail, sizeof(d->detail), "%s", reply->reason);
     d->next_poll_ms = now_ms + DRAIN_POLL_MS;
+}
+
+bool drain_in_progress(const struct drain *d)
+{
+    return d->state == DRAIN_REQUESTING || d->state == DRAIN_ASKING || d->state == DRAIN_WATCHING;
 }
 
 long drain_elapsed_ms(const struct drain *d, long now_ms)

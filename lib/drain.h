@@ -8,6 +8,7 @@
 
 #include "dns.h"
 #include "errbuf.h"
+#include "gcs.h"
 #include "prober.h"
 
 /* How often the drain looks whether the node has left the GCS. */
@@ -16,12 +17,13 @@
 enum drain_state {
     DRAIN_IDLE = 0,
     DRAIN_REQUESTING, /* DrainNode sent or about to be */
+    DRAIN_ASKING,     /* no ALIVE node to drain: asking the GCS how it left */
     DRAIN_WATCHING,   /* accepted: waiting for the node to leave */
     DRAIN_DONE,
 };
 
 enum drain_outcome {
-    DRAIN_LEFT,     /* the node left the cluster */
+    DRAIN_LEFT,     /* the node left the cluster (or had been drained already: `earlier`) */
     DRAIN_DEADLINE, /* still there when the deadline passed */
     DRAIN_FAILED,   /* DrainNode could not be made (no such node, GCS unreachable, ...) */
 };
@@ -39,6 +41,11 @@ struct drain {
     long next_poll_ms;
     long finished_ms;
     char detail[ERRBUF_MAX_BYTES]; /* why it failed, or what the last look saw */
+    /* The node was gone before this drain: another drain got there first (the sidecar's, from
+     * the preStop hook, before the kubelet's SIGTERM reaches rayboot). `departure` says how the
+     * GCS recorded it leaving; only a drain reason makes the outcome DRAIN_LEFT. */
+    bool earlier;
+    enum gcs_departure departure;
 };
 
 /* Starts a drain of the node at node_ip through the GCS at gcs_addr:gcs_port, to finish within
@@ -52,6 +59,9 @@ int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *w
 
 /* The prober's answer to the last request from drain_step; NULL when the prober failed. */
 void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply);
+
+/* True while the drain has requests to make (between begin and done). */
+bool drain_in_progress(const struct drain *d);
 
 /* Milliseconds from begin to done (or to now_ms while running). */
 long drain_elapsed_ms(const struct drain *d, long now_ms);

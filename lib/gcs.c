@@ -22,6 +22,7 @@
 
 #define HEALTH_SERVING 1
 #define NODE_STATE_ALIVE 0
+#define NODE_STATE_DEAD 1
 
 /* Per call. In a cluster the GCS answers in well under a millisecond; a connect that takes
  * longer than this is a dropped SYN, and a fresh attempt beats the kernel's 1 s retransmit. */
@@ -101,11 +102,11 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
     return rc;
 }
 
-/* GetAllNodeInfo for ALIVE nodes, only those at node_ip when it is not NULL (the reply is then
- * one node, not the whole cluster: the sidecar asks every few seconds from every pod). The
+/* GetAllNodeInfo for nodes in one state, only those at node_ip when it is not NULL (the reply is
+ * then one node, not the whole cluster: the sidecar asks every few seconds from every pod). The
  * caller decodes reply->msg and frees reply. */
-static int get_alive_nodes(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                           struct grpc_reply *reply, struct errbuf *err)
+static int get_nodes(struct grpc_client *c, const char *ip, int port, const char *node_ip, int state,
+                     struct grpc_reply *reply, struct errbuf *err)
 {
     static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_LIST_TIMEOUT_MS,
                                                    GCS_NODE_LIST_MAX_BYTES};
@@ -119,8 +120,8 @@ static int get_alive_nodes(struct grpc_client *c, const char *ip, int port, cons
         pb_put_bytes(&sw, 3, node_ip, strlen(node_ip));
         pb_put_bytes(&w, 2, sw.buf, sw.len);
     }
-    /* state_filter = ALIVE, sent explicitly: the field has presence, and ALIVE is 0. */
-    pb_put_varint(&w, 3, NODE_STATE_ALIVE);
+    /* state_filter, sent explicitly: the field has presence, and ALIVE is 0. */
+    pb_put_varint(&w, 3, (uint64_t)state);
     if (w.overflow || (node_ip && sw.overflow))
         return errbuf_set(err, "GetAllNodeInfo: node address too long");
     return grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, reply, err);
@@ -130,7 +131,7 @@ int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_
                     struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_alive_nodes(c, ip, port, NULL, &reply, err);
+    int rc = get_nodes(c, ip, port, NULL, NODE_STATE_ALIVE, &reply, err);
     if (rc == 0)
         rc = gcs_decode_node_counts(reply.msg, reply.msg_len, out, err);
     grpc_reply_free(&reply);
@@ -182,9 +183,92 @@ int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *n
                   uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_alive_nodes(c, ip, port, node_ip, &reply, err);
+    int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_ALIVE, &reply, err);
     if (rc == 0)
         rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, err);
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+const char *gcs_departure_name(enum gcs_departure d)
+{
+    switch (d) {
+    case GCS_DEPARTURE_EXPECTED:
+        return "EXPECTED_TERMINATION";
+    case GCS_DEPARTURE_UNEXPECTED:
+        return "UNEXPECTED_TERMINATION";
+    case GCS_DEPARTURE_DRAIN_PREEMPTED:
+        return "AUTOSCALER_DRAIN_PREEMPTED";
+    case GCS_DEPARTURE_DRAIN_IDLE:
+        return "AUTOSCALER_DRAIN_IDLE";
+    case GCS_DEPARTURE_UNKNOWN:
+        break;
+    }
+    return "UNSPECIFIED";
+}
+
+/* NodeDeathInfo { reason = 1 }; an unknown value reads as UNSPECIFIED. */
+static enum gcs_departure decode_death_info(const uint8_t *msg, size_t len)
+{
+    struct pb_reader r;
+    struct pb_field f;
+    enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
+    pb_reader_init(&r, msg, len);
+    while (pb_next(&r, &f) == 1)
+        if (f.number == 1 && f.wire == PB_VARINT)
+            how = f.varint <= GCS_DEPARTURE_DRAIN_IDLE ? (enum gcs_departure)f.varint : GCS_DEPARTURE_UNKNOWN;
+    return how;
+}
+
+int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, enum gcs_departure *how,
+                         struct errbuf *err)
+{
+    struct pb_reader r, nr;
+    struct pb_field f, nf;
+    size_t ip_len = strlen(node_ip);
+    uint64_t latest_end = 0;
+    bool found = false;
+    int rc;
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == 1) {
+        bool dead = false, match = false;
+        uint64_t end = 0;
+        enum gcs_departure node_how = GCS_DEPARTURE_UNKNOWN;
+        int nrc;
+        if (f.number != 2 || f.wire != PB_BYTES)
+            continue;
+        pb_reader_init(&nr, f.data, f.len);
+        while ((nrc = pb_next(&nr, &nf)) == 1) {
+            if (nf.number == 2 && nf.wire == PB_BYTES)
+                match = nf.len == ip_len && memcmp(nf.data, node_ip, ip_len) == 0;
+            else if (nf.number == 7 && nf.wire == PB_VARINT)
+                dead = nf.varint == NODE_STATE_DEAD;
+            else if (nf.number == 24 && nf.wire == PB_VARINT) /* end_time_ms */
+                end = nf.varint;
+            else if (nf.number == 29 && nf.wire == PB_BYTES) /* death_info */
+                node_how = decode_death_info(nf.data, nf.len);
+        }
+        if (nrc < 0)
+            return errbuf_set(err, "malformed GcsNodeInfo in GetAllNodeInfoReply");
+        /* A re-used address has one DEAD entry per node that had it: the last one to end counts. */
+        if (match && dead && (!found || end >= latest_end)) {
+            found = true;
+            latest_end = end;
+            *how = node_how;
+        }
+    }
+    if (rc < 0)
+        return errbuf_set(err, "malformed GetAllNodeInfoReply");
+    return found ? 0 : errbuf_set(err, "no DEAD node with address %s in the GCS", node_ip);
+}
+
+int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip,
+                       enum gcs_departure *how, struct errbuf *err)
+{
+    struct grpc_reply reply;
+    int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_DEAD, &reply, err);
+    if (rc == 0)
+        rc = gcs_decode_departure(reply.msg, reply.msg_len, node_ip, how, err);
     grpc_reply_free(&reply);
     return rc;
 }

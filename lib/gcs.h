@@ -31,6 +31,22 @@ int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_
 int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
                   uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err);
 
+/* How a node left the cluster: NodeDeathInfo.Reason, as the GCS records it. */
+enum gcs_departure {
+    GCS_DEPARTURE_UNKNOWN = 0,        /* UNSPECIFIED */
+    GCS_DEPARTURE_EXPECTED = 1,       /* EXPECTED_TERMINATION: `ray stop`, a clean exit */
+    GCS_DEPARTURE_UNEXPECTED = 2,     /* UNEXPECTED_TERMINATION: it died */
+    GCS_DEPARTURE_DRAIN_PREEMPTED = 3, /* AUTOSCALER_DRAIN_PREEMPTED: drained (our DrainNode) */
+    GCS_DEPARTURE_DRAIN_IDLE = 4,     /* AUTOSCALER_DRAIN_IDLE */
+};
+const char *gcs_departure_name(enum gcs_departure d);
+
+/* How the most recent DEAD node at node_ip left (the one that ended last). 0 with *how, -1 when
+ * the GCS records no DEAD node there (or did not answer). Asks for DEAD nodes at that address
+ * only: the reply is that address's history, not the cluster. */
+int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip,
+                       enum gcs_departure *how, struct errbuf *err);
+
 /* AutoscalerStateService/DrainNode with reason PREEMPTION (never rejected by the GCS). */
 int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_t id[GCS_NODE_ID_BYTES],
                    const char *reason_message, int64_t deadline_unix_ms, struct errbuf *err);
@@ -53,6 +69,9 @@ int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_count
                            struct errbuf *err);
 
 int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+                         struct errbuf *err);
+/* GetAllNodeInfoReply: how the DEAD node at node_ip that ended last left. */
+int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, enum gcs_departure *how,
                          struct errbuf *err);
 /* DrainNodeReply: 0 when is_accepted. */
 int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err);

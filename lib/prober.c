@@ -133,7 +133,17 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         break;
     case PROBE_DRAIN:
         reply->ok = serve_drain(req, reply, grpc, &err) == 0;
+        /* "no": there is no ALIVE node to drain (it left already), not a GCS that failed. */
+        if (!reply->ok && strstr(err.msg, "no ALIVE node"))
+            snprintf(reply->value, sizeof(reply->value), "no");
         break;
+    case PROBE_DEPARTURE: {
+        enum gcs_departure how;
+        reply->ok = gcs_node_departure(grpc, req->addr, req->port, req->name, &how, &err) == 0;
+        if (reply->ok)
+            snprintf(reply->value, sizeof(reply->value), "%s", gcs_departure_name(how));
+        break;
+    }
     case PROBE_FIND_NODE: {
         uint8_t id[GCS_NODE_ID_BYTES];
         reply->ok = gcs_find_node(grpc, req->addr, req->port, req->name, id, &err) == 0;

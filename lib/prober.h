@@ -16,11 +16,12 @@ enum prober_op {
     PROBE_TCP,         /* can addr:port be connected to? */
     PROBE_HEALTH,      /* grpc.health.v1.Health/Check on addr:port */
     PROBE_COUNT_NODES, /* ALIVE nodes in the GCS at addr:port */
-    PROBE_DRAIN,       /* DrainNode for the ALIVE node at address `name`, reason `text` */
+    PROBE_DRAIN,       /* DrainNode for the ALIVE node at address `name`, reason `text` (none: value "no") */
     PROBE_FIND_NODE,   /* is there an ALIVE node at address `name`? (not: value "no") */
     PROBE_CLUSTER_ID,  /* the cluster id, hex, into value */
     PROBE_KV_GET,      /* rayboot's KV key `name` into value (ok=1 found, 0 absent or failed) */
     PROBE_KV_PUT,      /* rayboot's KV key `name` = `text` */
+    PROBE_DEPARTURE,   /* how the node at address `name` left: its NodeDeathInfo reason into value */
 };
 
 struct prober_request {

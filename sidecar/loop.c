@@ -144,7 +144,7 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
         }
         begin_drain(s, now_ms);
     }
-    if (s->drain.state == DRAIN_REQUESTING || s->drain.state == DRAIN_WATCHING) {
+    if (drain_in_progress(&s->drain)) {
         int step = drain_step(&s->drain, now_ms, &req, &step_wake);
         if (step == 1)
             send_request(s, &req, USE_DRAIN, now_ms);
@@ -231,8 +231,11 @@ static void report_drain(struct sidecar *s, long now_ms)
     switch (d->outcome) {
     case DRAIN_LEFT:
         s->drains_left++;
-        log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.pod_ip, (double)ms / 1000.0,
-                 s->drain_trigger, s->disruption);
+        if (d->earlier)
+            log_info("%s on the %s (%s)", d->detail, s->drain_trigger, s->disruption);
+        else
+            log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.pod_ip,
+                     (double)ms / 1000.0, s->drain_trigger, s->disruption);
         termlog_write(s->envp, "rayboot-sidecar: node drained in %.2f s on %s: %s", (double)ms / 1000.0,
                       s->drain_trigger, s->disruption);
         break;

@@ -210,8 +210,9 @@ PROGRAMS = REPO / "tests" / "e2e" / "programs"
 def gcs_recorder(node, namespace, gcs_address):
     """A pod that records the GCS's node table as it changes (node_states.py --watch), so the
     record outlives the head: the evidence of how a node left."""
-    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
-                 "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
+    if not node.exists(f"/api/v1/namespaces/{namespace}/configmaps/programs"):
+        node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
+                     "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
     node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gcs-record"},
                  "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
                           "containers": [{"name": "record", "image": cluster.IMAGE_NAMES["ray-stock"],
@@ -337,3 +338,86 @@ def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node
         lags[i] = _rfc3339(serving[0].split(" ", 1)[0]) - seen["ready"]
     print(f"head Ready -> DNS {seen['dns'] - seen['ready']:.3f} s; workers' SERVING {lags}")
     assert all(0 <= lag <= 1.0 for lag in lags.values()), (lags, seen)
+
+
+# The user's job for the eviction test: short tasks on every node, for as long as the test needs.
+BUSY_JOB = """
+import time
+import ray
+ray.init()
+
+@ray.remote(num_cpus=0.5, max_retries=5)
+def work(i):
+    time.sleep(0.5)
+    return i
+
+done, t0 = 0, time.time()
+while time.time() - t0 < 600:
+    done += len(ray.get([work.remote(i) for i in range(6)]))
+print("tasks done:", done, flush=True)
+"""
+
+
+def wait_all_ready(node, namespace, volcano, name, pods, timeout=300):
+    def all_ready():
+        if volcano.errors:
+            raise AssertionError(f"the test controller failed: {volcano.errors}")
+        got = {p["metadata"]["name"]: p for p in node.pods(namespace, f"volcano.sh/job-name={name}")}
+        return got if all(
+            not got.get(n, {}).get("metadata", {}).get("deletionTimestamp") and
+            any(c["type"] == "Ready" and c["status"] == "True"
+                for c in got.get(n, {}).get("status", {}).get("conditions", [])) for n in pods) else None
+    try:
+        return node.wait("every pod Ready", all_ready, timeout, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+
+
+def ended(pod, container):
+    statuses = pod["status"].get("containerStatuses", []) + pod["status"].get("initContainerStatuses", [])
+    (st,) = [c for c in statuses if c["name"] == container]
+    return st["state"].get("terminated") or st.get("lastState", {}).get("terminated")
+
+
+def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, namespace, volcano):
+    """ray-cluster.yaml with a busy job: a worker running tasks is evicted through the Eviction
+    API; the kubelet runs its preStop drain on the sidecar, which reads its Pod with its projected
+    token and k8s/rbac/sidecar.yaml's Role. The GCS records the node as drained, the sidecar's
+    termination message names EvictionByEvictionAPI, the Ray container (rayboot) exits 0. After
+    RestartJob brings the cluster back, a plain deletion (kubectl delete) drains the same way and
+    the reason says it was a deletion."""
+    docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster.yaml")]
+    apply_rbac_if_used(node, namespace, docs)
+    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
+                 "data": {"job.py": BUSY_JOB}})
+    for d in docs:
+        node.create(d)
+    name = "ray-cluster"
+    pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
+    for attempt, (victim, how) in enumerate([(f"{name}-worker-1", "evict"), (f"{name}-worker-0", "delete")]):
+        ready = wait_all_ready(node, namespace, volcano, name, pods)
+        if attempt == 0:
+            gcs_recorder(node, namespace, f"{name}-head-0.{name}:6379")
+        else:  # the head is new after RestartJob: record its GCS
+            node.delete(f"/api/v1/namespaces/{namespace}/pods/gcs-record")
+            node.wait("the old recorder gone",
+                      lambda: not node.exists(f"/api/v1/namespaces/{namespace}/pods/gcs-record"), 60)
+            gcs_recorder(node, namespace, f"{name}-head-0.{name}:6379")
+        victim_ip = ready[victim]["status"]["podIP"]
+        node.wait(f"{victim}'s node in the GCS record",
+                  lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
+        time.sleep(3)  # tasks are running on every node
+        if how == "evict":
+            node.evict(namespace, victim)
+        else:
+            node.delete(f"/api/v1/namespaces/{namespace}/pods/{victim}")
+        last = node.follow_pod_until_gone(namespace, victim, 120)
+        record = node_record(node, namespace)
+        mine = [r for r in record if r[0] == victim_ip]
+        assert mine and mine[-1][1:3] == ["DEAD", "AUTOSCALER_DRAIN_PREEMPTED"], (how, record)
+        ray = ended(last, "ray")
+        assert ray and ray["exitCode"] == 0, (how, last["status"])
+        assert "drained" in ray.get("message", ""), (how, ray)
+        sidecar = ended(last, "rayboot-sidecar")
+        want = "EvictionByEvictionAPI" if how == "evict" else "no disruption condition"
+        assert sidecar and want in sidecar.get("message", ""), (how, last["status"])

@@ -84,6 +84,49 @@ static void test_find_node(void **state)
     assert_non_null(strstr(err.msg, "27-byte id"));
 }
 
+/* A DEAD node at the address: how it left, the entry that ended last winning (an address a
+ * re-created pod used again has one entry per node). */
+static size_t dead_node(uint8_t *out, size_t cap, const char *ip, uint64_t end_ms, int reason)
+{
+    uint8_t death[8];
+    struct pb_writer w, dw;
+    pb_writer_init(&dw, death, sizeof(death));
+    pb_put_varint(&dw, 1, (uint64_t)reason);
+    pb_writer_init(&w, out, cap);
+    pb_put_bytes(&w, 2, ip, strlen(ip));
+    pb_put_varint(&w, 7, 1);
+    pb_put_varint(&w, 24, end_ms);
+    pb_put_bytes(&w, 29, dw.buf, dw.len);
+    return w.len;
+}
+
+static void test_departure(void **state)
+{
+    uint8_t buf[1024], n[128];
+    struct pb_writer w;
+    struct errbuf err;
+    enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
+    (void)state;
+    pb_writer_init(&w, buf, sizeof(buf));
+    pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 2000, 2));
+    pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 3000, 3));
+    pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 1000, 1));
+    pb_put_bytes(&w, 2, n, node(n, sizeof(n), 0xaa, 28, "10.0.0.8", 0, 0));
+    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.7", &how, &err), 0);
+    assert_int_equal(how, GCS_DEPARTURE_DRAIN_PREEMPTED);
+    assert_string_equal(gcs_departure_name(how), "AUTOSCALER_DRAIN_PREEMPTED");
+    /* An ALIVE node is no departure. */
+    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.8", &how, &err), -1);
+    assert_non_null(strstr(err.msg, "no DEAD node"));
+    assert_int_equal(gcs_decode_departure(buf, w.len - 2, "10.0.0.7", &how, &err), -1);
+    assert_non_null(strstr(err.msg, "malformed"));
+    /* A reason this build does not know reads as UNSPECIFIED. */
+    pb_writer_init(&w, buf, sizeof(buf));
+    pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 1, 99));
+    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.7", &how, &err), 0);
+    assert_string_equal(gcs_departure_name(how), "UNSPECIFIED");
+}
+
 /* A truncated list is malformed, not a shorter list. */
 static void test_truncated_list(void **state)
 {
@@ -102,6 +145,7 @@ int main(void)
         cmocka_unit_test(test_health_statuses),
         cmocka_unit_test(test_node_counts),
         cmocka_unit_test(test_find_node),
+        cmocka_unit_test(test_departure),
         cmocka_unit_test(test_truncated_list),
     };
     return cmocka_run_group_tests_name("gcs", tests, NULL, NULL);
