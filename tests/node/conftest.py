@@ -80,3 +80,23 @@ def volcano(node, volcano_crd, namespace):
         yield controller
     finally:
         controller.stop()
+
+
+RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}
+
+
+@pytest.fixture
+def restricted_namespace(node, namespace):
+    """The test's namespace under Pod Security "restricted", enforced by the API server's
+    PodSecurity admission: a pod that is not restricted is refused at creation."""
+    from kube import ApiError
+    node.patch(f"/api/v1/namespaces/{namespace}", {"metadata": {"labels": RESTRICTED}})
+    # It bites: a pod with no security context is refused.
+    try:
+        node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "unrestricted"},
+                     "spec": {"containers": [{"name": "c", "image": cluster.IMAGE_NAMES["debian"]}]}}, namespace)
+    except ApiError as e:
+        assert e.code == 403 and "restricted" in str(e), e
+    else:
+        raise AssertionError(f"namespace {namespace} admitted a pod that is not restricted")
+    return namespace

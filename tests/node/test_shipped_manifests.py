@@ -76,7 +76,8 @@ def pod_logs(node, namespace):
     return "\n".join(out)
 
 
-def test_indexed_job_runs_to_completion(node, namespace):
+def test_indexed_job_runs_to_completion(node, restricted_namespace):
+    namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
     node.create(job_configmap(namespace))
     for d in docs:
@@ -153,7 +154,8 @@ def run_vcjob(node, namespace, volcano, relative, timeout=420):
     return name, final
 
 
-def test_volcano_ray_cluster_runs_to_completion(node, namespace, volcano):
+def test_volcano_ray_cluster_runs_to_completion(node, restricted_namespace, volcano):
+    namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/ray-cluster.yaml")
     head = final[f"{name}-head-0"]
     assert head["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
@@ -165,7 +167,8 @@ def test_volcano_ray_cluster_runs_to_completion(node, namespace, volcano):
         assert final[f"{name}-worker-{i}"]["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
 
 
-def test_volcano_ray_plugin_compatible_runs_to_completion(node, namespace, volcano):
+def test_volcano_ray_plugin_compatible_runs_to_completion(node, restricted_namespace, volcano):
+    namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/ray-plugin-compatible.yaml")
     head = node.pod(namespace, f"{name}-head-0")
     assert head["status"]["phase"] == "Succeeded"
@@ -177,9 +180,10 @@ def test_volcano_ray_plugin_compatible_runs_to_completion(node, namespace, volca
     assert {p["targetPort"] for p in svc["spec"]["ports"]} == {"gcs", "dashboard", "client-server"}
 
 
-def test_volcano_stock_ray_image_runs_to_completion(node, namespace, volcano):
+def test_volcano_stock_ray_image_runs_to_completion(node, restricted_namespace, volcano):
     """The unmodified Ray image (our stand-in for rayproject/ray) and rayboot copied in by an
     initContainer from the rayboot image: `rayboot install` into an emptyDir."""
+    namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/stock-ray-image.yaml")
     assert final[f"{name}-head-0"]["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
     log = node.log(namespace, f"{name}-head-0", "ray")
@@ -189,10 +193,11 @@ def test_volcano_stock_ray_image_runs_to_completion(node, namespace, volcano):
     assert install["name"] == "install-rayboot" and install["state"]["terminated"]["exitCode"] == 0
 
 
-def test_volcano_ray_submitter_runs_to_completion(node, namespace, volcano):
+def test_volcano_ray_submitter_runs_to_completion(node, restricted_namespace, volcano):
     """A RayJob without an operator: the submitter task submits the entrypoint through the Jobs
     API, follows its log, and its TaskCompleted ends the Volcano Job; CompleteJob then stops the
     cluster's pods, which drain and exit 0."""
+    namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/ray-submitter.yaml")
     sub = final[f"{name}-submitter-0"]
     assert sub["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
@@ -205,6 +210,10 @@ def test_volcano_ray_submitter_runs_to_completion(node, namespace, volcano):
 
 
 PROGRAMS = REPO / "tests" / "e2e" / "programs"
+# The test's own pods meet Pod Security "restricted" too: every test namespace here enforces it.
+RESTRICTED_POD = {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 100, "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                        "readOnlyRootFilesystem": True}
 
 
 def gcs_recorder(node, namespace, gcs_address):
@@ -215,8 +224,9 @@ def gcs_recorder(node, namespace, gcs_address):
                      "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
     node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gcs-record"},
                  "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+                          "securityContext": RESTRICTED_POD,
                           "containers": [{"name": "record", "image": cluster.IMAGE_NAMES["ray-stock"],
-                                          "imagePullPolicy": "Never",
+                                          "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
                                           "command": ["python", "/programs/node_states.py", gcs_address, "--watch"],
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
@@ -227,11 +237,12 @@ def node_record(node, namespace):
     return [line.split() for line in node.log(namespace, "gcs-record", "record").splitlines() if line.strip()]
 
 
-def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, namespace, volcano):
+def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, restricted_namespace, volcano):
     """The plugin's own `sh -c "ray start ..."` Ray containers, with rayboot-sidecar beside them:
     the cluster becomes Ready through the sidecars' /readyz, runs the seed job submitted through
     J-head-svc by `rayboot submit` from our image, and a worker evicted through the Eviction API
     is drained by its sidecar (preStop) before it dies: the GCS records it as drained."""
+    namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("volcano/sidecar-only.yaml")]
     apply_rbac_if_used(node, namespace, docs)
     node.create(job_configmap(namespace))
@@ -254,9 +265,9 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, name
     gcs_recorder(node, namespace, f"{name}-head-0.{name}:6379")
 
     node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "submit"},
-                 "spec": {"restartPolicy": "Never",
+                 "spec": {"restartPolicy": "Never", "securityContext": RESTRICTED_POD,
                           "containers": [{"name": "submit", "image": cluster.IMAGE_NAMES["rayboot"],
-                                          "imagePullPolicy": "Never",
+                                          "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
                                           "command": ["/rayboot", "submit", "--address", f"http://{name}-head-svc:8265",
                                                       "--", "python", "/home/ray/job.py"]}]}}, namespace)
     sub = node.wait_pod_phase(namespace, "submit", {"Succeeded", "Failed"}, 240)
@@ -285,11 +296,12 @@ def _rfc3339(ts):
     return t.timestamp() + float(f"0.{frac or 0}")
 
 
-def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node, namespace, volcano):
+def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node, restricted_namespace, volcano):
     """ray-cluster.yaml: the head's readinessProbe (the sidecar's /readyz: its GCS serves) decides
     when CoreDNS publishes the head's name; the waiting workers find the head within 1 s of it
     becoming Ready. Instants: the head's Ready from a watch, the name's first answer from CoreDNS
     polled every 50 ms, each worker's `is SERVING` line from containerd's log timestamps."""
+    namespace = restricted_namespace
     import threading
     name = "ray-cluster"
     fqdn = f"{name}-head-0.{name}.{namespace}.svc.{cluster.CLUSTER_DOMAIN}"
@@ -379,13 +391,14 @@ def ended(pod, container):
     return st["state"].get("terminated") or st.get("lastState", {}).get("terminated")
 
 
-def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, namespace, volcano):
+def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted_namespace, volcano):
     """ray-cluster.yaml with a busy job: a worker running tasks is evicted through the Eviction
     API; the kubelet runs its preStop drain on the sidecar, which reads its Pod with its projected
     token and k8s/rbac/sidecar.yaml's Role. The GCS records the node as drained, the sidecar's
     termination message names EvictionByEvictionAPI, the Ray container (rayboot) exits 0. After
     RestartJob brings the cluster back, a plain deletion (kubectl delete) drains the same way and
     the reason says it was a deletion."""
+    namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster.yaml")]
     apply_rbac_if_used(node, namespace, docs)
     node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
