@@ -2,7 +2,8 @@
  * a DrainNodeReply (lib/gcs.c's gcs_decode_drain), then read as a script of events for lib/drain.c's
  * step machine: time passing, and the prober's replies (ok or not, "no", any reason text, fields
  * filled to the brim and NUL-terminated only as prober_receive does). The machine must only move
- * forward (requesting, watching, done), stay done once done, ask only for DrainNode or FindNode,
+ * forward (requesting, asking how a gone node left, watching, done), stay done once done, ask only
+ * for DrainNode or FindNode, and for the departure only while asking,
  * never wake before now or after its deadline, and keep its strings NUL-terminated. */
 #include <string.h>
 
@@ -78,7 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc < -1 || rc > 1 || (before == DRAIN_DONE && rc != -1) || (rc == 0 && (wake_ms <= now_ms ||
                                                                                      wake_ms > d.deadline_ms)))
             __builtin_trap();
-        if (rc == 1 && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE) || !fuzz_terminated(req.text, sizeof(req.text)) ||
+        if (rc == 1 && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE &&
+                         !(req.op == PROBE_DEPARTURE && before == DRAIN_ASKING)) ||
+                        !fuzz_terminated(req.text, sizeof(req.text)) ||
                         strcmp(req.addr, "10.0.0.1") != 0 || strcmp(req.name, "10.0.0.7") != 0))
             __builtin_trap();
         check(&d, before, now_ms);

@@ -66,6 +66,10 @@ int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *w
         fill(d, PROBE_DRAIN, now_ms, req);
         return 1;
     case DRAIN_ASKING:
+        if (now_ms >= d->deadline_ms) {
+            finish(d, DRAIN_FAILED, now_ms); /* d->detail: there was no ALIVE node */
+            return -1;
+        }
         fill(d, PROBE_DEPARTURE, now_ms, req);
         return 1;
     case DRAIN_WATCHING:
