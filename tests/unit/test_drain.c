@@ -98,53 +98,46 @@ static void test_deadline(void **state)
     assert_true(now <= 1000);
 }
 
+/* Begins a drain whose DrainNode finds no ALIVE node, and answers its question with R. */
+static void drain_gone_node(struct drain *d, const struct prober_reply *how)
+{
+    struct prober_request req;
+    struct prober_reply r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
+    long wake;
+    drain_begin(d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
+    assert_int_equal(drain_step(d, 1000, &req, &wake), 1);
+    drain_reply(d, 1010, &r);
+    assert_int_equal(d->state, DRAIN_ASKING);
+    assert_true(drain_in_progress(d));
+    assert_int_equal(drain_step(d, 1010, &req, &wake), 1);
+    assert_int_equal(req.op, PROBE_DEPARTURE);
+    assert_string_equal(req.name, "10.0.0.7");
+    drain_reply(d, 1020, how);
+    assert_false(drain_in_progress(d));
+}
+
 /* No ALIVE node to drain: the drain asks how it left. A drain before this one (the sidecar's, in
- * preStop) is a drained node; a death is not, and says so. */
+ * preStop) is a drained node; a death is not, and says so; no answer leaves the first one. */
 static void test_node_drained_before(void **state)
 {
     struct drain d;
-    struct prober_request req;
-    struct prober_reply r;
-    long wake;
+    struct prober_reply r = answer(1, "AUTOSCALER_DRAIN_PREEMPTED", "");
     (void)state;
-    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    assert_int_equal(drain_step(&d, 1000, &req, &wake), 1);
-    r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
-    drain_reply(&d, 1010, &r);
-    assert_int_equal(d.state, DRAIN_ASKING);
-    assert_true(drain_in_progress(&d));
-    assert_int_equal(drain_step(&d, 1010, &req, &wake), 1);
-    assert_int_equal(req.op, PROBE_DEPARTURE);
-    assert_string_equal(req.name, "10.0.0.7");
-    r = answer(1, "AUTOSCALER_DRAIN_PREEMPTED", "");
-    drain_reply(&d, 1020, &r);
-    assert_int_equal(d.state, DRAIN_DONE);
+    drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_LEFT);
     assert_true(d.earlier);
     assert_int_equal(d.departure, GCS_DEPARTURE_DRAIN_PREEMPTED);
     assert_non_null(strstr(d.detail, "drained already"));
 
-    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    (void)drain_step(&d, 1000, &req, &wake);
-    r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
-    drain_reply(&d, 1010, &r);
-    (void)drain_step(&d, 1010, &req, &wake);
     r = answer(1, "UNEXPECTED_TERMINATION", "");
-    drain_reply(&d, 1020, &r);
+    drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "not drained (UNEXPECTED_TERMINATION)"));
 
-    /* The GCS does not know the node at all: still a failure, naming the first answer. */
-    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    (void)drain_step(&d, 1000, &req, &wake);
-    r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
-    drain_reply(&d, 1010, &r);
-    (void)drain_step(&d, 1010, &req, &wake);
     r = answer(0, "", "no DEAD node with address 10.0.0.7 in the GCS");
-    drain_reply(&d, 1020, &r);
+    drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "no ALIVE node"));
-    assert_false(drain_in_progress(&d));
 }
 
 int main(void)
