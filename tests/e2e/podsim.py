@@ -15,6 +15,14 @@ cluster.
   period (SIGTERM to PID 1, SIGKILL at the end), re-create under the same name with a new IP,
   exec inside a pod, drop packets, stop and restart DNS. Teardown kills by PID and deletes every
   namespace it made; nothing is ever killed by name.
+
+Which tier covers what: the real node (tests/node/: a real API server, scheduler, Job controller,
+kubelet, containerd, CoreDNS and kube-proxy, our images) shows what Kubernetes itself does with
+what we ship: every k8s/ manifest to its result under Pod Security "restricted", eviction and
+deletion through the API with the kubelet's preStop and the sidecar's reason, readiness gating
+DNS, cgroup limits. This simulator stays for what a real node cannot do on demand: the fault
+matrix (tests/FAULTS.md), DNS that misbehaves, dropped packets, a head replaced by another
+cluster, signals at exact moments, and fast runs of many scenarios.
 """
 import json
 import os
