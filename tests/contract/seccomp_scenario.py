@@ -35,6 +35,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from fake_dns import FakeDns  # noqa: E402
 from fake_gcs import HEALTH, FakeGcs, Node  # noqa: E402
+from procs import children  # noqa: E402
 
 NOT_SERVING_CHECKS = 150
 MANY_RECORDS = 4000
@@ -73,20 +74,6 @@ class HoldsFirstCheck(FakeGcs):
             self.held.set()
             self.release.wait(self.HOLD_S)
         return super().answer(method, request, context)
-
-
-def children(pid: int) -> list:
-    """PIDs whose parent is pid (this PID namespace's /proc)."""
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def stop_and_continue_prober(gcs: HoldsFirstCheck, rayboot_pid: int) -> int:

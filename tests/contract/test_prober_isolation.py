@@ -9,24 +9,12 @@ import re
 import signal
 import socket
 import subprocess
-import time
 
 import pytest
 
+from procs import children, eventually
+
 SECRET = "hunter2-s3cr3t-token"
-
-
-def children(pid: int) -> list:
-    found = []
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def fds(pid: int) -> dict:
@@ -37,16 +25,6 @@ def fds(pid: int) -> dict:
         except OSError:
             pass
     return out
-
-
-def eventually(check, timeout=15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 class Program:
@@ -69,7 +47,7 @@ class Program:
         return self.err.read_text()
 
     def wait_for_log(self, needle):
-        return eventually(lambda: needle in self.log() or self.proc.poll() is not None) and needle in self.log()
+        return eventually(lambda: needle in self.log() or self.proc.poll() is not None, 15) and needle in self.log()
 
     def prober(self, not_pid=None):
         """The child, once its seccomp filter is on (the scrub comes before it)."""
@@ -133,7 +111,7 @@ def test_rayboot_prober_holds_no_environment_and_no_inherited_fd(rayboot_bin, po
     gcs.serving = False  # the worker keeps waiting, the prober keeps running
     p = program(rayboot_bin, base_env(pod_root, gcs))
     assert p.wait_for_log("NOT_SERVING"), p.log()
-    prober = eventually(p.prober)
+    prober = eventually(p.prober, 15)
     check_prober(p.proc.pid, prober, p.inherited_path)
 
 
@@ -147,10 +125,10 @@ def test_sidecar_prober_holds_no_listening_or_client_socket(sidecar_bin, pod_roo
     client = socket.create_connection(("127.0.0.1", port))
     try:
         client.sendall(b"GET /healthz HTTP/1.1\r\n")
-        first = eventually(p.prober)
+        first = eventually(p.prober, 15)
         os.kill(first, signal.SIGKILL)
         assert p.wait_for_log("starting a new prober"), p.log()
-        second = eventually(lambda: p.prober(not_pid=first))
+        second = eventually(lambda: p.prober(not_pid=first), 15)
         parents = fds(p.proc.pid)
         assert len(socket_inodes(parents.values())) >= 3, parents  # listening, client, the prober's pair
         check_prober(p.proc.pid, second, p.inherited_path)

@@ -21,6 +21,7 @@ import urllib.request
 import pytest
 
 from fake_gcs import DRAIN, ALL_NODES, Node, parse
+from procs import eventually
 
 NODE_IP = "10.9.9.9"
 NODE_ID = bytes([7]) * 28
@@ -110,16 +111,6 @@ def worker_node(gcs):
     node = Node(NODE_IP, node_id=NODE_ID)
     gcs.nodes.append(node)
     return node
-
-
-def eventually(check, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def drain_requests(gcs):

@@ -25,7 +25,6 @@ PodGroups, the NetworkPolicy the svc plugin makes (this node's CNI enforces none
 and other events and actions our manifests do not use, and scaling a running job."""
 import copy
 import threading
-import time
 
 from kube import ApiError
 

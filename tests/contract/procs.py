@@ -1,0 +1,29 @@
+"""Small helpers the contract tests share for looking at live processes: a process's children
+(from /proc, in this PID namespace) and waiting for a condition with a deadline."""
+import pathlib
+import time
+
+
+def children(pid: int) -> list:
+    """PIDs whose parent is pid (this PID namespace's /proc)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def eventually(check, timeout=10):
+    """CHECK's first true value within TIMEOUT seconds (polled every 50 ms); else an assertion."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"condition not met within {timeout} s")
