@@ -76,6 +76,15 @@ def pod_logs(node, namespace):
     return "\n".join(out)
 
 
+def assert_seed_job_ran(node, namespace, pod, container):
+    """POD (its last state) Succeeded, and CONTAINER's log has the seed program's result on a
+    3-node cluster."""
+    name = pod["metadata"]["name"]
+    assert pod["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
+    log = node.log(namespace, name, container)
+    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+
+
 def test_indexed_job_runs_to_completion(node, restricted_namespace):
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
@@ -96,8 +105,7 @@ def test_indexed_job_runs_to_completion(node, restricted_namespace):
 
     pods = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p
             for p in node.pods(namespace, "job-name=ray-indexed")}
-    head_log = node.log(namespace, pods["0"]["metadata"]["name"], "ray")
-    assert SQUARES in head_log and "nodes: 3" in head_log, pod_logs(node, namespace)
+    assert_seed_job_ran(node, namespace, pods["0"], "ray")
 
     # Every pod ends Succeeded: the workers leave by themselves once the head's job is done.
     def all_succeeded():
@@ -157,10 +165,7 @@ def run_vcjob(node, namespace, volcano, relative, timeout=420):
 def test_volcano_ray_cluster_runs_to_completion(node, restricted_namespace, volcano):
     namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/ray-cluster.yaml")
-    head = final[f"{name}-head-0"]
-    assert head["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
-    log = node.log(namespace, f"{name}-head-0", "ray")
-    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    assert_seed_job_ran(node, namespace, final[f"{name}-head-0"], "ray")
     # The workers left by themselves once the head's job was done (rayboot's `finished` key),
     # before CompleteJob had anything to stop.
     for i in range(2):
@@ -170,12 +175,10 @@ def test_volcano_ray_cluster_runs_to_completion(node, restricted_namespace, volc
 def test_volcano_ray_plugin_compatible_runs_to_completion(node, restricted_namespace, volcano):
     namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/ray-plugin-compatible.yaml")
-    head = node.pod(namespace, f"{name}-head-0")
-    assert head["status"]["phase"] == "Succeeded"
+    head = final[f"{name}-head-0"]
+    assert_seed_job_ran(node, namespace, head, "ray")
     # The plugin left the containers named `ray` alone, and routed J-head-svc to the named ports.
     assert head["spec"]["containers"][0]["command"][0] == "rayboot"
-    log = node.log(namespace, f"{name}-head-0", "ray")
-    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
     svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
     assert {p["targetPort"] for p in svc["spec"]["ports"]} == {"gcs", "dashboard", "client-server"}
 
@@ -185,9 +188,7 @@ def test_volcano_stock_ray_image_runs_to_completion(node, restricted_namespace, 
     initContainer from the rayboot image: `rayboot install` into an emptyDir."""
     namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/stock-ray-image.yaml")
-    assert final[f"{name}-head-0"]["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
-    log = node.log(namespace, f"{name}-head-0", "ray")
-    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    assert_seed_job_ran(node, namespace, final[f"{name}-head-0"], "ray")
     head = node.pod(namespace, f"{name}-head-0")
     install = head["status"]["initContainerStatuses"][0]
     assert install["name"] == "install-rayboot" and install["state"]["terminated"]["exitCode"] == 0
@@ -199,10 +200,7 @@ def test_volcano_ray_submitter_runs_to_completion(node, restricted_namespace, vo
     cluster's pods, which drain and exit 0."""
     namespace = restricted_namespace
     name, final = run_vcjob(node, namespace, volcano, "volcano/ray-submitter.yaml")
-    sub = final[f"{name}-submitter-0"]
-    assert sub["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
-    log = node.log(namespace, f"{name}-submitter-0", "submitter")
-    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    assert_seed_job_ran(node, namespace, final[f"{name}-submitter-0"], "submitter")
     for pod in (f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"):
         state = final[pod]["status"]
         terminated = [c["state"].get("terminated") for c in state.get("containerStatuses", [])]
@@ -251,17 +249,7 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
     name = docs[-1]["metadata"]["name"]
     pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
 
-    def all_ready():
-        if volcano.errors:
-            raise AssertionError(f"the test controller failed: {volcano.errors}")
-        got = {p["metadata"]["name"]: p for p in node.pods(namespace, f"volcano.sh/job-name={name}")}
-        return got if all(
-            any(c["type"] == "Ready" and c["status"] == "True" for c in got.get(n, {}).get("status", {}).get(
-                "conditions", [])) for n in pods) else None
-    try:
-        ready = node.wait("every pod Ready (the sidecars' /readyz)", all_ready, 300, interval=1)
-    except TimeoutError as e:
-        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    ready = wait_all_ready(node, namespace, volcano, name, pods)
     gcs_recorder(node, namespace, f"{name}-head-0.{name}:6379")
 
     node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "submit"},
