@@ -1,5 +1,6 @@
 """What every benchmark shares: the pod simulator, the recording `ray` stand-in, process-tree
-accounting from /proc, and the statistics. Benchmarks print figures; nothing here asserts."""
+accounting from /proc, and the statistics. Benchmarks print figures; the one thing checked here is
+that a figure can be true (a join before its head could answer is a broken measurement)."""
 import os
 import pathlib
 import platform
@@ -54,6 +55,32 @@ def read_stamps(path):
     if not p.exists():
         return []
     return [int(line.split()[0]) for line in p.read_text().splitlines() if line.strip()]
+
+
+class MeasurementError(Exception):
+    """A figure that cannot be true: the run fails instead of averaging it in."""
+
+
+def read_serving_window(path):
+    """(not_before_ns, not_after_ns): the window in which a GCS began to serve, as
+    tools/gcs_watch.py and tools/standin_gcs.py write it."""
+    fields = pathlib.Path(path).read_text().split()
+    not_before, not_after = int(fields[0]), int(fields[1])
+    if not_after < not_before:
+        raise MeasurementError(f"{path}: the serving window ends before it begins ({fields})")
+    return not_before, not_after
+
+
+def join_latencies_ms(joins_ns, window, what):
+    """Each join's latency after SERVING, bounded on both sides: (low, high) lists in ms, where
+    low counts from the window's end (the latest SERVING can have begun) and high from its start
+    (the earliest). A join before the window's start is impossible: MeasurementError."""
+    not_before, not_after = window
+    early = [t for t in joins_ns if t < not_before]
+    if early:
+        raise MeasurementError(f"{what}: {len(early)} join(s) up to {(not_before - min(early)) / 1e6:.1f} ms "
+                               "before the GCS could have been serving: the clock, not the worker, is wrong")
+    return [(t - not_after) / 1e6 for t in joins_ns], [(t - not_before) / 1e6 for t in joins_ns]
 
 
 # Process trees ----------------------------------------------------------------------------------

@@ -78,7 +78,9 @@ def table(results):
     row("join p99, rayboot", "join_latency_ms.rayboot.p99", " ms")
     row("join p50, KubeRay-style", "join_latency_ms.kuberay.p50", " ms")
     row("join p99, KubeRay-style", "join_latency_ms.kuberay.p99", " ms")
+    row("join p50, rayboot, from the latest SERVING", "join_latency_ms.rayboot.low.p50", " ms")
     row("join p50 ratio (KubeRay/rayboot)", "join_latency_ms.ratio_p50", "x")
+    row("SERVING instant known to, p50 (p99)", "join_latency_ms.serving_window_ms.p50", " ms")
     row("waiting 60 s: CPU, rayboot", "wait_cost.rayboot.cpu_ms", " ms")
     row("waiting 60 s: CPU, KubeRay-style", "wait_cost.kuberay.cpu_ms", " ms")
     row("waiting: CPU ratio", "wait_cost.ratio_cpu", "x")
@@ -125,7 +127,11 @@ def main():
             continue
         common.log(f"== {name}")
         t0 = time.monotonic()
-        results.update(bench(args.quick))
+        try:
+            results.update(bench(args.quick))
+        except common.MeasurementError as e:
+            common.log(f"   {name}: the measurement failed: {e}")
+            return 1
         common.log(f"   {name}: {time.monotonic() - t0:.0f} s")
     results["machine"] = common.machine()
     results["ray_version"] = common.ray_version()

@@ -12,8 +12,8 @@ import re
 import subprocess
 import time
 
-from common import RAYBOOT, STAMP, TOOLS, VENV, log, new_cluster, podsim, rayjobs, read_stamps, remove_pods, \
-    wait_until, percentile
+from common import RAYBOOT, STAMP, TOOLS, VENV, join_latencies_ms, log, new_cluster, percentile, podsim, rayjobs, \
+    read_serving_window, read_stamps, remove_pods, wait_until
 
 NAME = "scale"
 GCS_PORT = 6379
@@ -83,8 +83,8 @@ def run(quick):
         q1, c1, w1 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic()
         wait_until(lambda: serving.exists() and serving.read_text().strip(), 60, "the stand-in GCS to serve")
         wait_until(lambda: len(read_stamps(stamps)) >= workers, 120, f"{workers} workers to exec ray", interval=0.2)
-        t_serving = int(serving.read_text())
-        joins = [(t - t_serving) / 1e6 for t in read_stamps(stamps)]
+        window = read_serving_window(serving)
+        _, joins = join_latencies_ms(read_stamps(stamps), window, "scale")
         window = w1 - w0
         assert line[0] == "running", line
         return {"scale": {

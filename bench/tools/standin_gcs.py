@@ -1,8 +1,11 @@
 """A stand-in head GCS for the scale benchmark: a grpcio server that answers Health/Check SERVING.
 It binds only after DELAY_S seconds (until then the port is closed, as a head's is while Ray
-starts), then writes the CLOCK_REALTIME instant (ns) it began serving to a file.
+starts), then writes the window in which it began to serve (CLOCK_REALTIME ns, as
+tools/gcs_watch.py writes it): not_before is stamped before the port is bound, not_after once the
+server has started.
 
-usage: standin_gcs.py PORT DELAY_S OUTFILE"""
+usage: standin_gcs.py PORT DELAY_S OUTFILE
+OUTFILE: one line, "<not_before_ns> <not_after_ns>"."""
 import signal
 import sys
 import time
@@ -24,10 +27,12 @@ def main():
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), handlers=[handler],
                          options=[("grpc.so_reuseport", 0)], maximum_concurrent_rpcs=None)
     time.sleep(delay)
+    not_before = time.time_ns()
     server.add_insecure_port(f"0.0.0.0:{port}")
     server.start()
+    not_after = time.time_ns()
     with open(out, "w") as f:
-        f.write(f"{time.time_ns()}\n")
+        f.write(f"{not_before} {not_after}\n")
     signal.sigwait({signal.SIGTERM, signal.SIGINT})
     server.stop(0)
 
