@@ -45,7 +45,11 @@ K8S_ENV = {
     "KUBERNETES_SERVICE_PORT": "443",
     "KUBERNETES_SERVICE_PORT_HTTPS": "443",
     "KUBERNETES_PORT": "tcp://10.96.0.1:443",
-    "HOME": "/root",
+    # Each pod's own home, as each container has one: Ray 2.60 keeps a token in ~/.ray/auth_token
+    # (a local `ray.init()` writes it) and turns token authentication on for every later `ray
+    # start --head` that finds it. Sharing the machine's /root let one pod's stray `ray.init()`
+    # switch every later cluster on the machine to token mode. /tmp is private to the pod.
+    "HOME": "/tmp",
 }
 
 
