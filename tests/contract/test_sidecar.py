@@ -18,7 +18,7 @@ import pytest
 
 from conftest import SIDECAR_NODE_IP as NODE_IP
 from fake_gcs import DRAIN, ALL_NODES, Node, parse
-from procs import eventually
+from procs import children, eventually
 
 NODE_ID = bytes([7]) * 28
 SA_DIR = "var/run/secrets/kubernetes.io/serviceaccount"
@@ -266,15 +266,18 @@ def make_ca(directory: pathlib.Path, name: str):
 
 
 class ApiServer:
-    """GET /api/v1/namespaces/ml/pods/ray-job-worker-1 with a bearer token, over TLS."""
+    """GET /api/v1/namespaces/ml/pods/ray-job-worker-1 with a bearer token, over TLS (TLS 1.2 and
+    1.3 as Python's defaults allow, or only up to tls_max); each answer after `delay` seconds."""
 
-    def __init__(self, certs: pathlib.Path, token: str, pod: dict):
+    def __init__(self, certs: pathlib.Path, token: str, pod: dict, tls_max=None):
         outer = self
         self.seen = []
+        self.delay = 0
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 outer.seen.append((self.path, self.headers.get("Authorization")))
+                time.sleep(outer.delay)
                 if self.headers.get("Authorization") != f"Bearer {token}":
                     body, code = b'{"kind":"Status","code":401,"reason":"Unauthorized"}', 401
                 elif self.path != "/api/v1/namespaces/ml/pods/ray-job-worker-1":
@@ -293,6 +296,9 @@ class ApiServer:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(certs / "server.crt", certs / "server.key")
+        if tls_max:  # OpenSSL 3 refuses TLS 1.0 and 1.1 at its default security level
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            ctx.minimum_version, ctx.maximum_version = ssl.TLSVersion.TLSv1, tls_max
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -306,14 +312,19 @@ EVICTED_POD = json.loads((pathlib.Path(__file__).parents[1] / "unit/data/pods/ev
 
 
 @pytest.fixture
-def api(tmp_path, pod_root):
+def api_certs(tmp_path, pod_root):
     certs = make_ca(tmp_path / "pki", "test-kubernetes-ca")
     sa = pod_root / SA_DIR
     sa.mkdir(parents=True)
     (sa / "token").write_text("t0ken.for.the-sidecar\n")
     (sa / "ca.crt").write_bytes((certs / "ca.crt").read_bytes())
     (sa / "namespace").write_text("ml")
-    server = ApiServer(certs, "t0ken.for.the-sidecar", EVICTED_POD)
+    return certs
+
+
+@pytest.fixture
+def api(api_certs):
+    server = ApiServer(api_certs, "t0ken.for.the-sidecar", EVICTED_POD)
     yield server
     server.close()
 
@@ -376,3 +387,64 @@ def test_api_request_is_built_from_checked_values_only(sidecar, gcs, worker_node
     assert code == 0 and answer["outcome"] == "left", err
     assert answer["reason"] == "reason unknown" and api.seen == [], (answer, api.seen)
     assert "the reason this pod ends is unknown" in s.stderr and needle in s.stderr, s.stderr
+
+
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion:DeprecationWarning")
+def test_an_api_server_below_tls_1_2_is_refused(sidecar, gcs, worker_node, api_certs):
+    """An API server (or whoever answers in its place) that speaks TLS 1.1 at most gets no request:
+    the reader asks for TLS 1.2 at least, the handshake fails, the token is never sent."""
+    old = ApiServer(api_certs, "t0ken.for.the-sidecar", EVICTED_POD, tls_max=ssl.TLSVersion.TLSv1_1)
+    try:
+        # The control: that server does speak TLS 1.1 to a client that asks for it.
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(api_certs / "ca.crt")
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+        ctx.minimum_version = ssl.TLSVersion.TLSv1
+        with socket.create_connection(("127.0.0.1", old.port)) as raw:
+            with ctx.wrap_socket(raw, server_hostname="kubernetes.default.svc") as tls:
+                assert tls.version() == "TLSv1.1"
+        s = sidecar(api_env(old.port))
+        code, answer, err = s.drain("--deadline=6")
+        assert code == 0 and answer["outcome"] == "left", err
+        assert answer["reason"] == "reason unknown (API server 127.0.0.1: SSL connect error)", answer
+        assert old.seen == []
+    finally:
+        old.close()
+
+
+def test_the_api_reader_is_confined_and_holds_nothing_of_the_sidecar(sidecar, gcs, worker_node, api):
+    """The reader parses TLS from the network: while it waits for the API server's answer it runs
+    under a seccomp filter, with no environment and none of the sidecar's descriptors (its
+    listening and client sockets, the prober's socket), and the reason still arrives."""
+    api.delay = 1.5
+    s = sidecar(api_env(api.port))
+    sidecar_pid = s.pid()
+    before = set(children(sidecar_pid))
+    result = []
+    waiter = threading.Thread(target=lambda: result.append(s.drain("--deadline=8")))
+    waiter.start()
+    eventually(lambda: api.seen, timeout=5)
+    (reader,) = set(children(sidecar_pid)) - before
+    status = pathlib.Path(f"/proc/{reader}/status").read_text()
+    assert re.search(r"^Seccomp:\s+2$", status, re.M) and re.search(r"^NoNewPrivs:\s+1$", status, re.M), status
+    assert set(pathlib.Path(f"/proc/{reader}/environ").read_bytes()) <= {0}
+    mine = {int(fd.name): os.readlink(fd) for fd in pathlib.Path(f"/proc/{reader}/fd").iterdir()}
+    parents = {os.readlink(fd) for fd in pathlib.Path(f"/proc/{sidecar_pid}/fd").iterdir()}
+    assert {mine.get(n) for n in (0, 1, 2)} == {"/dev/null"}, mine
+    shared = {link for n, link in mine.items() if n > 2} & parents
+    # Only the pipe to the parent, whose other end the parent holds.
+    assert len(shared) == 1 and next(iter(shared)).startswith("pipe:"), (mine, parents)
+    waiter.join(timeout=15)
+    code, answer, _ = result[0]
+    assert code == 0 and answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting", answer
+
+
+def test_an_api_server_by_name_is_looked_up_under_the_filter(sidecar, gcs, worker_node, api):
+    """KUBERNETES_SERVICE_HOST is an IP in every cluster, but a name works as before: the confined
+    reader's look into /etc/hosts is answered "no such file" and it goes on to DNS (here a name no
+    DNS has), instead of being killed."""
+    env = dict(api_env(api.port), KUBERNETES_SERVICE_HOST="api.invalid")
+    s = sidecar(env)
+    code, answer, err = s.drain("--deadline=8")
+    assert code == 0 and answer["outcome"] == "left", err
+    assert answer["reason"].startswith("reason unknown (API server api.invalid: Couldn't resolve"), answer
