@@ -60,7 +60,7 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
 
 /* deadline_ms: the request's own deadline, or -1 for the grace period's. A request resumed after
  * its drain gets that drain's result; a new one waits for the drain running, or gets the result of
- * one that has left, or starts one (again, after one that failed or ran out of time). */
+ * one the GCS accepted, or starts one (again, after one that failed). */
 static void drain_endpoint(struct sidecar *s, const struct http_request *req, long deadline_ms,
                            struct http_answer *a, bool *suspend)
 {
@@ -68,7 +68,7 @@ static void drain_endpoint(struct sidecar *s, const struct http_request *req, lo
         set(a, 503, "the sidecar is stopping before the drain finished\n");
         return;
     }
-    if (req->resumed || (sidecar_drain_done(s) && s->drain.outcome == DRAIN_LEFT)) {
+    if (req->resumed || sidecar_drained(s)) {
         drain_json(s, a);
         return;
     }

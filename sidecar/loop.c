@@ -274,8 +274,7 @@ static void reset_drain(struct sidecar *s, const char *trigger, long budget_ms, 
 {
     long cap = sidecar_drain_budget_cap_ms(s);
     if (s->drain_reported)
-        log_info("draining again (%s): the last drain %s", trigger,
-                 s->drain.outcome == DRAIN_FAILED ? "failed" : "ran out of time");
+        log_info("draining again (%s): the last drain failed (%s)", trigger, s->drain.detail);
     memset(&s->drain, 0, sizeof(s->drain));
     s->drain_reported = false;
     s->drain_accepted = false;
@@ -294,7 +293,7 @@ void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
     struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
     struct errbuf err;
     long now_ms = wait_now_ms();
-    if (s->drain_wanted || (sidecar_drain_done(s) && s->drain.outcome == DRAIN_LEFT))
+    if (s->drain_wanted || sidecar_drained(s))
         return;
     reset_drain(s, trigger, budget_ms, now_ms);
     for (const char *const *e = s->envp; *e; e++) {

@@ -10,8 +10,9 @@
 int sidecar_loop(struct sidecar *s);
 
 /* Asks for a drain that finishes within budget_ms, cut to what the grace period allows. While one
- * runs, this changes nothing (its callers wait for it); after one that failed or ran out of time,
- * it starts another; after the node has left, nothing. */
+ * runs, this changes nothing (its callers wait for it); after one that failed (DrainNode could not
+ * be made), it starts another; after one the GCS accepted (the node left, or is draining still at
+ * the deadline), nothing. */
 void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms);
 
 /* The longest a drain may take: the grace period less what the kubelet needs after it. */

@@ -53,7 +53,7 @@ struct sidecar {
     bool ready_checked; /* at least one look done */
 
     /* A drain: wanted (by /drain or SIGTERM), then the reason is read, then struct drain runs,
-     * then it is reported. One that failed or ran out of time may be asked for again. */
+     * then it is reported. One that failed may be asked for again. */
     bool drain_wanted; /* from the ask until the report */
     long drain_wanted_ms;
     long drain_budget_ms;

@@ -166,6 +166,12 @@ def test_readyz_is_503_from_the_moment_a_drain_starts(sidecar, gcs, worker_node)
     code, body = s.get("/readyz")
     assert code == 503 and "drained (deadline on preStop)" in body, body
     assert "rayboot_sidecar_ready 0" in s.get("/metrics")[1]
+    # The GCS accepted that drain (the node is draining): a later call gets its result at once,
+    # and no second DrainNode is made.
+    t0 = time.monotonic()
+    code, answer, _ = s.drain("--deadline=3")
+    assert code == 0 and answer["outcome"] == "deadline" and time.monotonic() - t0 < 1, answer
+    assert len(drain_requests(gcs)) == 1
 
 
 @pytest.mark.parametrize("query", ["deadline=0", "deadline=x", "deadline=3601", "deadline=-1", "deadline="])
