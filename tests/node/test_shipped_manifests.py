@@ -352,6 +352,57 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
     assert "on preStop" in terminated.get("message", ""), terminated
 
 
+# An HTTP server that prints who calls it, its own default gateway first (from /proc/net/route).
+WHO_CALLS = """
+import http.server, socket, struct, sys, time
+for line in open("/proc/net/route").read().splitlines()[1:]:
+    f = line.split()
+    if f[1] == "00000000":
+        print("gateway", socket.inet_ntoa(struct.pack("<I", int(f[2], 16))), flush=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        print("call", self.path, self.client_address[0], flush=True)
+        if self.path == "/prestop":
+            time.sleep(3)
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("0.0.0.0", 8080), H).serve_forever()
+"""
+
+
+def test_the_kubelets_probes_and_hooks_come_from_the_bridge_not_the_node_address(node, restricted_namespace):
+    """What a source-address check for the drain would have had to admit, seen on the real node:
+    the kubelet's probes and its preStop httpGet reach a pod from the CNI bridge's address (the
+    pod's default gateway), not from status.hostIP, which no request comes from. Every hostNetwork
+    process on the node shares that address: why the drain is on the pod's loopback instead."""
+    namespace = restricted_namespace
+    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "who-calls"},
+                 "spec": {"terminationGracePeriodSeconds": 10, "securityContext": RESTRICTED_POD,
+                          "containers": [{"name": "serve", "image": cluster.IMAGE_NAMES["ray-stock"],
+                                          "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
+                                          "command": ["python", "-c", WHO_CALLS],
+                                          "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080},
+                                                             "periodSeconds": 1},
+                                          "livenessProbe": {"httpGet": {"path": "/alive", "port": 8080},
+                                                            "periodSeconds": 1},
+                                          "lifecycle": {"preStop": {"httpGet": {"path": "/prestop",
+                                                                                "port": 8080}}}}]}}, namespace)
+    pod = node.wait_pod_ready(namespace, "who-calls", 120)
+    node.delete(f"/api/v1/namespaces/{namespace}/pods/who-calls")
+    log = node.wait("the preStop call in the log",
+                    lambda: (lambda t: t if "call /prestop" in t else None)(node.log(namespace, "who-calls")), 30)
+    lines = [ln.split() for ln in log.splitlines()]
+    (gateway,) = [ln[1] for ln in lines if ln[0] == "gateway"]
+    callers = {(ln[1], ln[2]) for ln in lines if ln[0] == "call"}
+    paths = {path for path, _ in callers}
+    assert {"/ready", "/alive", "/prestop"} <= paths, callers
+    assert {src for _, src in callers} == {gateway}, (gateway, callers)
+    assert gateway != pod["status"]["hostIP"] and gateway != pod["status"]["podIP"], (gateway, pod["status"])
+    print(f"probes and preStop from {gateway}; hostIP {pod['status']['hostIP']}, podIP {pod['status']['podIP']}")
+
+
 def _rfc3339(ts):
     """containerd's log timestamp (nanoseconds, Z) as seconds since the epoch."""
     import datetime
