@@ -112,11 +112,23 @@ build_curl_tls() {
 }
 
 build_mbedtls() {
+    local dir
+    dir=$(fetch mbedtls)
     # Upstream's default configuration as shipped in the source package (TLS 1.2, ECDHE, RSA and
     # ECDSA certificates, AES-GCM: what API servers speak), static, without programs or tests.
     # Debian's own additions live in its debian/rules, not in the tree, and are left out here:
     # threading, HAVEGE, MD2/MD4, CMAC, DTLS-SRTP serve nothing a one-thread TLS client needs.
-    cmake_static "$(fetch mbedtls)" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
+    # One change, made as debian/rules makes its own (in the tree's config header, so that every
+    # user of the headers sees it): entropy from getrandom(2) through mbedtls_hardware_poll
+    # (sidecar/entropy.c), not from /dev/urandom, which mbedTLS 2.28 opens for every connection
+    # on any libc but glibc. The sidecar's API reader confines itself before it connects, and
+    # may then open no file (sidecar/kubeapi.c).
+    sed -i -e 's|^//#define MBEDTLS_NO_PLATFORM_ENTROPY$|#define MBEDTLS_NO_PLATFORM_ENTROPY|' \
+        -e 's|^//#define MBEDTLS_ENTROPY_HARDWARE_ALT$|#define MBEDTLS_ENTROPY_HARDWARE_ALT|' \
+        "$dir/include/mbedtls/config.h"
+    grep -q '^#define MBEDTLS_ENTROPY_HARDWARE_ALT$' "$dir/include/mbedtls/config.h"
+    grep -q '^#define MBEDTLS_NO_PLATFORM_ENTROPY$' "$dir/include/mbedtls/config.h"
+    cmake_static "$dir" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DUSE_STATIC_MBEDTLS_LIBRARY=ON
 }
 

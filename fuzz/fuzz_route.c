@@ -1,50 +1,65 @@
-/* libFuzzer target: the sidecar's request routing (sidecar/route.c), which endpoints_answer
- * follows for every request libmicrohttpd hands it. Input: the method on the first line, the
- * path on the second, the `deadline` query argument on the third (absent: no argument). Every
- * request must reach exactly one route; a drain's deadline must be within 1 s..1 h or absent. */
+/* libFuzzer target: the sidecar's request routing (sidecar/route.c), which its endpoints follow for
+ * every request libmicrohttpd hands them. Input: the port on the first line ("drain" for the drain
+ * port, anything else the probes port), the method on the second, the path on the third, the
+ * `deadline` query argument on the fourth (absent: no argument). Every request must reach exactly
+ * one route; only POST /drain on the drain port drains, with a deadline of 1 s..1 h or none; the
+ * probes port never drains. */
 #include <string.h>
 
 #include "fuzz.h"
 #include "route.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check(enum route_port port, const char *method, const char *path, const char *deadline, enum route r,
+                  long deadline_ms)
 {
-    char *text = fuzz_strndup(data, size), *lines[3];
-    size_t n = fuzz_split(text, '\n', lines, 3);
-    const char *method = lines[0], *path = n > 1 ? lines[1] : "/", *deadline = n > 2 ? lines[2] : NULL;
-    long deadline_ms = 12345;
-    enum route r = route_request(method, path, deadline, &deadline_ms);
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     int drain = strcmp(path, "/drain") == 0;
+    int drain_port = port == ROUTE_PORT_DRAIN;
 
     switch (r) {
     case ROUTE_DRAIN:
-        if (!drain || (deadline ? deadline_ms < 1000 || deadline_ms > ROUTE_DEADLINE_MAX_S * 1000L : deadline_ms != -1))
+        if (!drain_port || !drain || strcmp(method, "POST") != 0 ||
+            (deadline ? deadline_ms < 1000 || deadline_ms > ROUTE_DEADLINE_MAX_S * 1000L : deadline_ms != -1))
             __builtin_trap();
         break;
     case ROUTE_BAD_DEADLINE:
-        if (!drain || !deadline)
+        if (!drain_port || !drain || !deadline || strcmp(method, "POST") != 0)
             __builtin_trap();
         break;
     case ROUTE_DRAIN_METHOD:
-        if (!drain || get || strcmp(method, "POST") == 0)
+        if (!drain_port || !drain || strcmp(method, "POST") == 0)
+            __builtin_trap();
+        break;
+    case ROUTE_DRAIN_ELSEWHERE:
+        if (drain_port || !drain)
             __builtin_trap();
         break;
     case ROUTE_HEALTHZ:
     case ROUTE_READYZ:
     case ROUTE_METRICS:
-    case ROUTE_NOT_FOUND:
-        if (!get || drain)
+    case ROUTE_WRONG_METHOD:
+        if (drain_port || drain || (r == ROUTE_WRONG_METHOD) == get)
             __builtin_trap();
         break;
-    case ROUTE_WRONG_METHOD:
+    case ROUTE_NOT_FOUND:
     case ROUTE_NOT_FOUND_OTHER:
-        if (get || drain)
+        if (drain || (r == ROUTE_NOT_FOUND) != get)
             __builtin_trap();
         break;
     default:
         __builtin_trap();
     }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fuzz_strndup(data, size), *lines[4];
+    size_t n = fuzz_split(text, '\n', lines, 4);
+    enum route_port port = strcmp(lines[0], "drain") == 0 ? ROUTE_PORT_DRAIN : ROUTE_PORT_PROBES;
+    const char *method = n > 1 ? lines[1] : "GET", *path = n > 2 ? lines[2] : "/", *deadline = n > 3 ? lines[3] : NULL;
+    long deadline_ms = 12345;
+    enum route r = route_request(port, method, path, deadline, &deadline_ms);
+    check(port, method, path, deadline, r, deadline_ms);
     free(text);
     return 0;
 }

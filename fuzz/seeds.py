@@ -164,10 +164,13 @@ def main():
                        "json-bytes": b"\x01reason unknown (\xc3\xa9\x7f\x1b[31m\t\r)",
                        "text-bytes": b"\x00\xff\xfe\x01\x02 evicted"}.items():
         write("log", name, text)
-    for name, text in {"healthz": "GET\n/healthz", "readyz": "HEAD\n/readyz", "metrics": "GET\n/metrics",
-                       "drain": "POST\n/drain\n25", "drain-get": "GET\n/drain", "drain-put": "PUT\n/drain",
-                       "bad-deadline": "GET\n/drain\n3601", "post-healthz": "POST\n/healthz",
-                       "unknown": "GET\n/favicon.ico"}.items():
+    for name, text in {"healthz": "probes\nGET\n/healthz", "readyz": "probes\nHEAD\n/readyz",
+                       "metrics": "probes\nGET\n/metrics", "drain": "drain\nPOST\n/drain\n25",
+                       "drain-get": "probes\nGET\n/drain", "drain-put": "probes\nPUT\n/drain",
+                       "drain-head-refused": "drain\nHEAD\n/drain", "drain-port-healthz": "drain\nGET\n/healthz",
+                       "drain-on-probes-port": "probes\nPOST\n/drain\n25",
+                       "bad-deadline": "drain\nPOST\n/drain\n3601", "post-healthz": "probes\nPOST\n/healthz",
+                       "unknown": "probes\nGET\n/favicon.ico"}.items():
         write("route", name, text)
 
 

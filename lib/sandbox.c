@@ -20,24 +20,17 @@
  * SOCK_CLOEXEC. */
 #define SOCKET_TYPE_MASK 0xf
 
-struct rule {
-    const char *name; /* how tests, knockout builds and README name the rule */
-    int nr;
-    unsigned int nargs;
-    struct scmp_arg_cmp args[3]; /* all must hold (libseccomp ANDs them); alternatives are rules */
-};
-
-#define ALLOW(call) {#call, SCMP_SYS(call), 0, {{0}}}
-#define ALLOW_IF(name, call, cmp) {name, SCMP_SYS(call), 1, {cmp}}
-#define ALLOW_IF2(name, call, cmp1, cmp2) {name, SCMP_SYS(call), 2, {cmp1, cmp2}}
-#define ARG_EQ(n, value) {.arg = (n), .op = SCMP_CMP_EQ, .datum_a = (value), .datum_b = 0}
-#define ARG_MASKED_EQ(n, mask, value) {.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (value)}
+#define ALLOW SANDBOX_ALLOW
+#define ALLOW_IF SANDBOX_ALLOW_IF
+#define ALLOW_IF2 SANDBOX_ALLOW_IF2
+#define ARG_EQ SANDBOX_ARG_EQ
+#define ARG_MASKED_EQ SANDBOX_ARG_MASKED_EQ
 /* socket(family, type, protocol): the protocol too, so that MPTCP (IPPROTO_MPTCP), SCTP or
  * UDP-Lite, which ride on AF_INET with the same types, are refused. */
 #define ALLOW_SOCKET(name, family, type, protocol)                                                                     \
-    {name, SCMP_SYS(socket), 3, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type), ARG_EQ(2, protocol)}}
+    {name, SCMP_SYS(socket), 3, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type), ARG_EQ(2, protocol)}, 0}
 
-static const struct rule prober_rules[] = {
+static const struct sandbox_rule prober_rules[] = {
     /* Sockets: only IPv4 and IPv6, only TCP and UDP (no raw, packet, netlink or unix sockets, no
      * MPTCP, SCTP or UDP-Lite), each with the protocol number its caller passes. */
     ALLOW_SOCKET("socket-AF_INET-SOCK_DGRAM-0", AF_INET, SOCK_DGRAM, 0),     /* c-ares: a DNS query over UDP */
@@ -82,24 +75,33 @@ static const struct rule prober_rules[] = {
 const char *volatile sandbox_test_build_marker = "rayboot seccomp test build, not for release";
 #endif
 
-/* What the filter does with a call a rule names: allow it, except in test builds. */
-static uint32_t rule_action(const struct rule *r)
+/* What the filter does with a call a rule names: allow it or answer its errno, except in test
+ * builds. */
+static uint32_t rule_action(const struct sandbox_rule *r)
 {
 #ifdef RAYBOOT_SECCOMP_TEST_BRK_FAILS
     /* Test builds only: brk fails as when the heap cannot grow, so malloc takes its mmap path. */
     if (strcmp(r->name, "brk") == 0)
         return SCMP_ACT_ERRNO(ENOMEM);
-#else
-    (void)r;
 #endif
-    return SCMP_ACT_ALLOW;
+    return r->errno_answer ? SCMP_ACT_ERRNO((uint32_t)r->errno_answer) : SCMP_ACT_ALLOW;
+}
+
+static int add_more(scmp_filter_ctx ctx, const struct sandbox_rule *more, size_t n, struct errbuf *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = seccomp_rule_add_array(ctx, rule_action(&more[i]), more[i].nr, more[i].nargs, more[i].args);
+        if (rc < 0)
+            return errbuf_set(err, "cannot add the seccomp rule %s (error %d)", more[i].name, -rc);
+    }
+    return 0;
 }
 
 static int add_rules(scmp_filter_ctx ctx, struct errbuf *err)
 {
     size_t dropped = 0;
     for (size_t i = 0; i < sizeof(prober_rules) / sizeof(prober_rules[0]); i++) {
-        const struct rule *r = &prober_rules[i];
+        const struct sandbox_rule *r = &prober_rules[i];
         int rc;
 #ifdef RAYBOOT_SECCOMP_DROP
         if (strcmp(r->name, RAYBOOT_SECCOMP_DROP) == 0) {
@@ -125,11 +127,16 @@ static int add_rules(scmp_filter_ctx ctx, struct errbuf *err)
 
 int sandbox_confine_prober(struct errbuf *err)
 {
+    return sandbox_confine_prober_and(NULL, 0, err);
+}
+
+int sandbox_confine_prober_and(const struct sandbox_rule *more, size_t n, struct errbuf *err)
+{
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
     int rc;
     if (!ctx)
         return errbuf_set(err, "seccomp_init failed");
-    if (add_rules(ctx, err) < 0) {
+    if (add_rules(ctx, err) < 0 || add_more(ctx, more, n, err) < 0) {
         seccomp_release(ctx);
         return -1;
     }

@@ -1,4 +1,7 @@
-/* What each path answers. The HTTP mechanics are http.c's; the drain itself is loop.c's. */
+/* What each path answers, on each of the sidecar's ports. The HTTP mechanics are http.c's; the
+ * drain itself is loop.c's. */
+#include "endpoints.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,12 +9,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "loop.h"
+#include "metrics.h"
 #include "route.h"
 #include "sidecar.h"
+#include "wait.h"
 
 /* A method other than GET or HEAD on a path that takes only those, or on no path at all. */
-#define WRONG_METHOD_FMT \
-    "%.100s: not found, or not with this method (GET /healthz /readyz /metrics, GET or POST /drain)\n"
+#define WRONG_METHOD_FMT "%.100s: not found, or not with this method (GET /healthz /readyz /metrics)\n"
 
 static void set(struct http_answer *a, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -53,43 +58,65 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
     cJSON_Delete(o);
 }
 
-/* deadline_ms: the request's own deadline, or -1 for the grace period's. */
-static void drain_endpoint(struct sidecar *s, long deadline_ms, struct http_answer *a, bool *suspend)
+/* deadline_ms: the request's own deadline, or -1 for the grace period's. A request resumed after
+ * its drain gets that drain's result; a new one waits for the drain running, or gets the result of
+ * one the GCS accepted, or starts one (again, after one that failed). */
+static void drain_endpoint(struct sidecar *s, const struct http_request *req, long deadline_ms,
+                           struct http_answer *a, bool *suspend)
 {
-    long budget_ms = deadline_ms >= 0 ? deadline_ms : s->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    if (sidecar_drain_done(s)) {
+    if (req->resumed && !sidecar_drain_done(s)) {
+        set(a, 503, "the sidecar is stopping before the drain finished\n");
+        return;
+    }
+    if (req->resumed || sidecar_drained(s)) {
         drain_json(s, a);
         return;
     }
-    /* The first caller's deadline holds; later callers wait for the same drain. */
-    sidecar_want_drain(s, "preStop", budget_ms);
+    sidecar_want_drain(s, "preStop", deadline_ms >= 0 ? deadline_ms : sidecar_drain_budget_cap_ms(s));
     *suspend = true;
 }
 
-void endpoints_answer(struct sidecar *s, const char *method, const char *path, const char *deadline_arg,
-                      struct http_answer *a, bool *suspend)
+static void readyz(const struct sidecar *s, struct http_answer *a)
 {
+    if (s->drain_wanted)
+        set(a, 503, "not ready: draining (%s), for %.1f s\n", s->drain_trigger,
+            (double)(wait_now_ms() - s->drain_wanted_ms) / 1000.0);
+    else if (sidecar_drained(s))
+        set(a, 503, "not ready: drained (%s on %s)\n", drain_outcome_name(s->drain.outcome), s->drain_trigger);
+    else if (!s->ready_checked)
+        set(a, 503, "not ready: not looked yet\n");
+    else
+        set(a, s->ready ? 200 : 503, "%s: %.1500s\n", s->ready ? "ready" : "not ready", s->ready_reason);
+}
+
+static void answer(struct sidecar *s, enum route_port port, const struct http_request *req, struct http_answer *a,
+                   bool *suspend)
+{
+    const char *deadline_arg = http_request_arg(req, "deadline");
     long deadline_ms = -1;
     *suspend = false;
-    s->http_requests++;
-    switch (route_request(method, path, deadline_arg, &deadline_ms)) {
+    if (!req->resumed)
+        s->http_requests++;
+    switch (route_request(port, req->method, req->path, deadline_arg, &deadline_ms)) {
     case ROUTE_DRAIN:
-        drain_endpoint(s, deadline_ms, a, suspend);
+        drain_endpoint(s, req, deadline_ms, a, suspend);
         break;
     case ROUTE_BAD_DEADLINE:
         set(a, 400, "deadline=%.40s: expected whole seconds from 1 to %d\n", deadline_arg, ROUTE_DEADLINE_MAX_S);
         break;
     case ROUTE_DRAIN_METHOD:
-        set(a, 405, "%s: use GET or POST\n", path);
+        set(a, 405, "%s: use POST (rayboot-sidecar drain)\n", req->path);
+        break;
+    case ROUTE_DRAIN_ELSEWHERE:
+        s->drain_refused++;
+        set(a, 403, "/drain is not served on this port: only processes in this pod drain it, on %s:%d "
+                    "(`rayboot-sidecar drain`, the preStop hook)\n", SIDECAR_DRAIN_ADDRESS, s->drain_port);
         break;
     case ROUTE_HEALTHZ:
         set(a, 200, "ok\n");
         break;
     case ROUTE_READYZ:
-        if (!s->ready_checked)
-            set(a, 503, "not ready: not looked yet\n");
-        else
-            set(a, s->ready ? 200 : 503, "%s: %.1500s\n", s->ready ? "ready" : "not ready", s->ready_reason);
+        readyz(s, a);
         break;
     case ROUTE_METRICS:
         a->status = 200;
@@ -97,13 +124,25 @@ void endpoints_answer(struct sidecar *s, const char *method, const char *path, c
         metrics_render(s, a->body, sizeof(a->body));
         break;
     case ROUTE_WRONG_METHOD:
-        set(a, 405, WRONG_METHOD_FMT, path);
+        set(a, 405, WRONG_METHOD_FMT, req->path);
         break;
     case ROUTE_NOT_FOUND_OTHER:
-        set(a, 404, WRONG_METHOD_FMT, path);
+        set(a, 404, port == ROUTE_PORT_DRAIN ? "%.100s: not found (POST /drain)\n" : WRONG_METHOD_FMT, req->path);
         break;
     case ROUTE_NOT_FOUND:
-        set(a, 404, "%.100s: not found (GET /healthz /readyz /metrics, GET or POST /drain)\n", path);
+        set(a, 404, port == ROUTE_PORT_DRAIN ? "%.100s: not found (POST /drain)\n"
+                                             : "%.100s: not found (GET /healthz /readyz /metrics)\n",
+            req->path);
         break;
     }
+}
+
+void endpoints_probes(void *ctx, const struct http_request *req, struct http_answer *a, bool *suspend)
+{
+    answer(ctx, ROUTE_PORT_PROBES, req, a, suspend);
+}
+
+void endpoints_drain(void *ctx, const struct http_request *req, struct http_answer *a, bool *suspend)
+{
+    answer(ctx, ROUTE_PORT_DRAIN, req, a, suspend);
 }

@@ -1,29 +1,63 @@
-/* libmicrohttpd in external-epoll mode: its epoll fd sits in the sidecar's loop, and the loop
- * calls MHD_run. Request bodies are read and dropped (no endpoint takes one); header memory is
- * capped, so huge headers are refused by the library; idle and slow clients are timed out. */
+/* libmicrohttpd in external-epoll mode: its epoll fd sits in the caller's loop, which calls
+ * http_run. Every connection is bounded: per client address and in total (libmicrohttpd refuses
+ * the rest at accept), and in time from accept to close whatever the client sends (a client that
+ * trickles a byte now and then resets libmicrohttpd's idle timeout, not this deadline: it is cut
+ * with shutdown(2), which libmicrohttpd then sees as the end of the connection). Every answer
+ * closes its connection; a request with a body is refused (413). What to answer is the handler's. */
 #include "http.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <microhttpd.h>
 
 #include "log.h"
+#include "wait.h"
 
-/* Probes, a preStop hook and a metrics scraper: a handful of clients at most. */
-#define HTTP_CONNECTION_LIMIT 32
+/* Probes, a preStop hook and a metrics scraper are a handful of connections; 256 leaves room for
+ * strangers without running the sidecar out of its memory limit (256 x HTTP_CONNECTION_MEMORY_BYTES
+ * is 2 MiB) or its descriptors. */
+#define HTTP_CONNECTION_LIMIT 256
+/* From one client address: the kubelet's probes (liveness and readiness, at most one of each per
+ * container at a time) come from the node's one address. A stranger with a few addresses holds a
+ * few times this, never all HTTP_CONNECTION_LIMIT. */
+#define HTTP_PER_ADDRESS_LIMIT 8
 /* Request line and headers together; a kubelet probe sends a few hundred bytes. */
 #define HTTP_CONNECTION_MEMORY_BYTES 8192
-/* An idle or slow client is dropped after this (a suspended /drain is not idle). */
-#define HTTP_CONNECTION_TIMEOUT_S 10
+/* From accept to close, whatever the client does (a suspended request excepted, which waits for
+ * its handler): a probe's request is one write, its answer one more, and the kubelet gives a
+ * probe 1 s by default. */
+#define HTTP_CONNECTION_DEADLINE_MS 3000
+/* libmicrohttpd's own idle timeout, in whole seconds: the deadline above cuts sooner anyway. */
+#define HTTP_IDLE_TIMEOUT_S 3
+/* Requests suspended at once (waiting for a drain): the callers are this pod's preStop hook, and
+ * SIGTERM needs none. */
+#define HTTP_WAITERS_MAX 8
+/* How long the caller's loop may sleep at most: libmicrohttpd's own timers need a look. */
+#define HTTP_MAX_SLEEP_MS 60000
+
+struct http_conn {
+    struct MHD_Connection *c; /* NULL: a free slot */
+    int fd;
+    long deadline_ms; /* monotonic */
+    bool suspended;
+    bool cut;
+};
 
 struct http_server {
     struct MHD_Daemon *daemon;
-    struct sidecar *sidecar;
-    struct MHD_Connection *waiters[HTTP_CONNECTION_LIMIT];
+    http_handler_fn handler;
+    void *ctx;
+    struct http_conn conns[HTTP_CONNECTION_LIMIT];
+    struct MHD_Connection *waiters[HTTP_WAITERS_MAX];
     int n_waiters;
+    unsigned long refused;
 };
 
 /* Marks a connection whose headers have been seen (MHD calls the handler again for the body). */
@@ -38,6 +72,40 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_debug("http: %s", line);
 }
 
+static struct http_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/* Keeps a slot per connection, for its deadline. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct http_server *h = cls;
+    struct http_conn *slot = *socket_context;
+    const union MHD_ConnectionInfo *info;
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (slot)
+            memset(slot, 0, sizeof(*slot));
+        *socket_context = NULL;
+        return;
+    }
+    info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
+        if (h->conns[i].c == NULL) {
+            h->conns[i] = (struct http_conn){c, info ? info->connect_fd : -1,
+                                             wait_now_ms() + HTTP_CONNECTION_DEADLINE_MS, false, false};
+            *socket_context = &h->conns[i];
+            return;
+        }
+    }
+    /* No slot: cannot happen while the daemon's own limit is HTTP_CONNECTION_LIMIT. */
+    if (info)
+        shutdown(info->connect_fd, SHUT_RDWR);
+    h->refused++;
+}
+
 static enum MHD_Result queue_answer(struct MHD_Connection *c, const struct http_answer *a)
 {
     struct MHD_Response *r =
@@ -47,9 +115,38 @@ static enum MHD_Result queue_answer(struct MHD_Connection *c, const struct http_
         return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     rc = MHD_queue_response(c, (unsigned int)a->status, r);
     MHD_destroy_response(r);
     return rc;
+}
+
+static void plain(struct http_answer *a, int status, const char *text)
+{
+    a->status = status;
+    a->content_type = "text/plain; charset=utf-8";
+    snprintf(a->body, sizeof(a->body), "%s\n", text);
+}
+
+/* A body, announced by its length or by chunked encoding: no handler takes one. */
+static bool has_body(struct MHD_Connection *c)
+{
+    const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL ||
+           (len && strcmp(len, "0") != 0);
+}
+
+static enum MHD_Result suspend(struct http_server *h, struct MHD_Connection *c, struct http_conn *slot,
+                               struct http_answer *a)
+{
+    if (h->n_waiters >= HTTP_WAITERS_MAX || !slot) {
+        plain(a, 503, "too many clients waiting already");
+        return queue_answer(c, a);
+    }
+    h->waiters[h->n_waiters++] = c;
+    slot->suspended = true;
+    MHD_suspend_connection(c);
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -57,50 +154,64 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   void **con_cls)
 {
     struct http_server *h = cls;
+    struct http_conn *slot = conn_of(c);
+    struct http_request req = {method, url, false, c};
     struct http_answer a;
-    bool suspend = false;
+    bool wait = false;
     (void)version;
     (void)upload_data;
     if (*con_cls == NULL) {
         *con_cls = &seen;
-        return MHD_YES;
+        if (!has_body(c))
+            return MHD_YES; /* called again once the (empty) request is complete */
+        h->refused++;
+        plain(&a, 413, "no endpoint takes a request body");
+        return queue_answer(c, &a);
     }
-    if (*upload_data_size > 0) {
-        *upload_data_size = 0; /* dropped: no endpoint reads a body */
-        return MHD_YES;
+    if (*upload_data_size > 0)
+        return MHD_NO; /* a body after all (none was announced): drop the connection */
+    if (slot && slot->suspended) {
+        req.resumed = true;
+        slot->suspended = false;
+        slot->deadline_ms = wait_now_ms() + HTTP_CONNECTION_DEADLINE_MS;
     }
-    endpoints_answer(h->sidecar, method, url, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "deadline"),
-                     &a, &suspend);
-    if (suspend) {
-        if (h->n_waiters < HTTP_CONNECTION_LIMIT) {
-            h->waiters[h->n_waiters++] = c;
-            MHD_suspend_connection(c);
-            return MHD_YES;
-        }
-        a.status = 503;
-        a.content_type = "text/plain";
-        snprintf(a.body, sizeof(a.body), "too many clients waiting for the drain\n");
-    }
+    h->handler(h->ctx, &req, &a, &wait);
+    if (wait)
+        return suspend(h, c, slot, &a);
     return queue_answer(c, &a);
 }
 
-struct http_server *http_start(int port, struct sidecar *s, struct errbuf *err)
+const char *http_request_arg(const struct http_request *req, const char *name)
 {
-    struct http_server *h = calloc(1, sizeof(*h));
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, struct errbuf *err)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct http_server *h;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        errbuf_set(err, "%.60s: not an IPv4 address to listen on", addr);
+        return NULL;
+    }
+    h = calloc(1, sizeof(*h));
     if (!h) {
         errbuf_set(err, "out of memory");
         return NULL;
     }
-    h->sidecar = s;
-    h->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)port, NULL,
-                                 NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTION_LIMIT,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_CONNECTION_TIMEOUT_S,
-                                 MHD_OPTION_END);
+    h->handler = handler;
+    h->ctx = ctx;
+    h->daemon = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL, on_request, h,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned int)HTTP_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_PER_ADDRESS_LIMIT,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
     if (!h->daemon) {
         free(h);
-        errbuf_set(err, "could not listen on port %d (RAYBOOT_SIDECAR_PORT): in use, or not allowed", port);
+        errbuf_set(err, "could not listen on %s:%d: in use, or not allowed", addr ? addr : "0.0.0.0", port);
         return NULL;
     }
     return h;
@@ -118,17 +229,47 @@ int http_fd(const struct http_server *h)
     return info ? info->epoll_fd : -1;
 }
 
+/* Connections past their deadline are shut down; libmicrohttpd reads the end and closes them. */
+static bool cut_late(struct http_server *h, long now_ms)
+{
+    bool any = false;
+    for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
+        struct http_conn *k = &h->conns[i];
+        if (!k->c || k->suspended || k->cut || now_ms < k->deadline_ms)
+            continue;
+        log_debug("http: a connection open for %d ms is cut", HTTP_CONNECTION_DEADLINE_MS);
+        if (k->fd >= 0)
+            shutdown(k->fd, SHUT_RDWR);
+        k->cut = true;
+        h->refused++;
+        any = true;
+    }
+    return any;
+}
+
 void http_run(struct http_server *h)
 {
     MHD_run(h->daemon);
+    if (cut_late(h, wait_now_ms()))
+        MHD_run(h->daemon);
 }
 
 long http_timeout_ms(struct http_server *h)
 {
-    MHD_UNSIGNED_LONG_LONG ms;
-    if (MHD_get_timeout(h->daemon, &ms) != MHD_YES)
-        return -1;
-    return ms > 60000 ? 60000 : (long)ms;
+    MHD_UNSIGNED_LONG_LONG mhd_ms;
+    long now_ms = wait_now_ms(), ms = -1;
+    if (MHD_get_timeout(h->daemon, &mhd_ms) == MHD_YES)
+        ms = mhd_ms > HTTP_MAX_SLEEP_MS ? HTTP_MAX_SLEEP_MS : (long)mhd_ms;
+    for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
+        const struct http_conn *k = &h->conns[i];
+        long left;
+        if (!k->c || k->suspended || k->cut)
+            continue;
+        left = k->deadline_ms > now_ms ? k->deadline_ms - now_ms : 0;
+        if (ms < 0 || left < ms)
+            ms = left;
+    }
+    return ms;
 }
 
 void http_resume_waiters(struct http_server *h)
@@ -137,6 +278,11 @@ void http_resume_waiters(struct http_server *h)
         MHD_resume_connection(h->waiters[i]);
     h->n_waiters = 0;
     MHD_run(h->daemon);
+}
+
+unsigned long http_refused(const struct http_server *h)
+{
+    return h->refused;
 }
 
 void http_stop(struct http_server *h)

@@ -1,23 +1,51 @@
-/* The sidecar's HTTP server: libmicrohttpd driven from the sidecar's own epoll loop (no threads),
- * with connections that wait for a drain suspended rather than blocking anyone. What each path
- * answers is endpoints.c's. */
+/* A small HTTP server for the sidecar: libmicrohttpd driven from the caller's own epoll loop (no
+ * threads), every connection bounded (per address, in total, in time), and connections that must
+ * wait for something suspended rather than blocking anyone. What each request gets is the
+ * handler's: this module knows nothing of the sidecar. */
 #ifndef RAYBOOT_SIDECAR_HTTP_H
 #define RAYBOOT_SIDECAR_HTTP_H
 
-#include "errbuf.h"
-#include "sidecar.h"
+#include <stdbool.h>
 
-/* Listens on every address at port (0: any free port). NULL with a message on failure. */
-struct http_server *http_start(int port, struct sidecar *s, struct errbuf *err);
+#include "errbuf.h"
+
+struct http_server;
+
+struct http_answer {
+    int status;
+    const char *content_type;
+    char body[2048];
+};
+
+struct http_request {
+    const char *method;
+    const char *path;
+    bool resumed; /* the handler suspended this request before and is asked again */
+    void *conn;   /* http.c's, for http_request_arg */
+};
+
+/* The request's query argument NAME, or NULL when it has none. */
+const char *http_request_arg(const struct http_request *req, const char *name);
+
+/* Fills *a, or sets *suspend to answer later (after http_resume_waiters, when it is called again
+ * with req->resumed). A request that carries a body never reaches it (413). */
+typedef void (*http_handler_fn)(void *ctx, const struct http_request *req, struct http_answer *a, bool *suspend);
+
+/* Listens on addr (an IPv4 address; NULL: every address) at port (0: any free port). NULL with a
+ * message on failure. */
+struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, struct errbuf *err);
 int http_bound_port(const struct http_server *h);
 /* One fd for the caller's epoll: readable when the server has work. */
 int http_fd(const struct http_server *h);
-/* Does the pending work; call when http_fd is readable and when http_timeout_ms passes. */
+/* Does the pending work and cuts connections past their deadline; call when http_fd is readable
+ * and when http_timeout_ms passes. */
 void http_run(struct http_server *h);
 /* Milliseconds until the server needs http_run for a timeout, or -1. */
 long http_timeout_ms(struct http_server *h);
-/* Lets every connection waiting for the drain get its answer. */
+/* Asks every suspended request again (the handler sees req->resumed). */
 void http_resume_waiters(struct http_server *h);
+/* Connections refused or cut so far: over a limit, past the deadline, or with a body. */
+unsigned long http_refused(const struct http_server *h);
 void http_stop(struct http_server *h);
 
 #endif

@@ -1,6 +1,8 @@
 /* GET /api/v1/namespaces/NS/pods/NAME with the mounted token, in a forked child that prints one
- * line to a pipe. The parsing of the Pod is podreason.c's; deciding what to do with the reason is
- * the drain's. */
+ * line to a pipe. The child parses TLS from the network with mbedTLS, so it confines itself with
+ * the prober's seccomp filter (and what TLS adds) once it holds the CA and the token and before it
+ * connects; TLS 1.2 at least. The token is zeroed wherever this program held it. The parsing of the
+ * Pod is podreason.c's; deciding what to do with the reason is the drain's. */
 #include "kubeapi.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,10 +25,14 @@
 #include "dnsname.h"
 #include "fsroot.h"
 #include "podreason.h"
+#include "sandbox.h"
+#include "scrub.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 /* A bound service-account token is about 1 KB; legacy ones are similar. */
 #define TOKEN_MAX_BYTES (16 * 1024)
+/* A cluster's CA bundle is a certificate or a few. */
+#define CA_MAX_BYTES (256 * 1024)
 #define KUBEAPI_CONNECT_TIMEOUT_MS 1000
 /* The name in every API server certificate's subjectAltName (kubeadm, k3s, EKS, GKE, AKS). */
 #define KUBEAPI_NAME "kubernetes.default.svc"
@@ -42,22 +49,79 @@ static void trim(char *s, size_t *len)
         s[--*len] = '\0';
 }
 
-/* The child's whole job: one GET, one line out. */
-static void fetch_and_describe(const struct kubeapi_target *t, const char *token, char *line, size_t cap)
+/* What the API reader may do beyond the prober's allowlist (lib/sandbox.c), from an strace of a
+ * read: mbedTLS's entropy (getrandom, sidecar/entropy.c) and the one write of its answer to the
+ * parent. c-ares looks a host name up in /etc/hosts first: any open is answered "no such file", so
+ * it goes on to DNS and nothing is read. */
+static int confine(int out_fd, struct errbuf *err)
 {
-    char url[512], auth[TOKEN_MAX_BYTES + 32], ca[4096];
+    const struct sandbox_rule more[] = {
+        SANDBOX_ALLOW(getrandom),
+        SANDBOX_ALLOW_IF("write-answer", write, SANDBOX_ARG_EQ(0, (scmp_datum_t)out_fd)),
+        SANDBOX_ANSWER(open, ENOENT),
+        SANDBOX_ANSWER(openat, ENOENT),
+    };
+    return sandbox_confine_prober_and(more, sizeof(more) / sizeof(more[0]), err);
+}
+
+/* The transfer through a multi handle made before confinement: curl_easy_perform would make its
+ * own inside, and with it a resolver channel (reading /etc/resolv.conf) and a wake-up socketpair.
+ * CURLE_ABORTED_BY_CALLBACK with a message when the filter cannot be loaded. */
+static CURLcode perform_confined(CURL *curl, int out_fd, struct errbuf *err)
+{
+    CURLM *multi = curl_multi_init();
+    CURLcode rc = CURLE_OUT_OF_MEMORY;
+    CURLMsg *msg;
+    int running = 1, left;
+    if (!multi || curl_multi_add_handle(multi, curl) != CURLM_OK) {
+        curl_multi_cleanup(multi);
+        return rc;
+    }
+    if (confine(out_fd, err) < 0) {
+        rc = CURLE_ABORTED_BY_CALLBACK;
+        running = 0;
+    }
+    while (running) {
+        if (curl_multi_perform(multi, &running) != CURLM_OK ||
+            (running && curl_multi_poll(multi, NULL, 0, KUBEAPI_TIMEOUT_MS, NULL) != CURLM_OK))
+            break;
+    }
+    while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == curl)
+            rc = msg->data.result;
+    }
+    curl_multi_remove_handle(multi, curl);
+    curl_multi_cleanup(multi);
+    return rc;
+}
+
+static void forget(char *secret, size_t len)
+{
+    if (secret)
+        explicit_bzero(secret, len);
+}
+
+/* The child's whole job: one GET, one line out (to out_fd). */
+static void fetch_and_describe(const struct kubeapi_target *t, const char *token, int out_fd, char *line,
+                               size_t cap)
+{
+    char url[512], auth[TOKEN_MAX_BYTES + 32];
     struct curl_body body = {NULL, 0, PODREASON_POD_MAX_BYTES, false};
     struct curl_slist *headers = NULL;
+    struct curl_blob ca_blob;
     struct pod_reason pr;
     struct errbuf err;
     long status = 0;
-    CURL *curl;
+    CURL *curl = NULL;
     CURLcode rc;
     struct curl_slist *resolve = NULL;
     const char *port = t->port ? t->port : "443";
-    char pin[300];
+    char pin[300], host[256], *ca = NULL;
+    size_t ca_len = 0;
     bool literal = is_ip_literal(t->host);
 
+    /* t->host is in the environment, which is wiped before the request (scrub_environment). */
+    snprintf(host, sizeof(host), "%s", t->host);
     /* An API server is reached at an IP, but mbedTLS 2.x verifies DNS names only; every API
      * server's certificate names kubernetes.default.svc, so that name is verified and pinned to
      * the IP. */
@@ -66,19 +130,29 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     snprintf(pin, sizeof(pin), "%s:%s:%s%s%s", KUBEAPI_NAME, port, strchr(t->host, ':') ? "[" : "", t->host,
              strchr(t->host, ':') ? "]" : "");
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-    if (fsroot_path(t->root, SA_DIR "/ca.crt", ca, sizeof(ca)) < 0 || !(curl = curl_easy_init())) {
-        snprintf(line, cap, "reason unknown (could not set up the API request)");
+    /* The CA is read now, into memory: after confinement nothing is opened. */
+    if (fsroot_read(t->root, SA_DIR "/ca.crt", CA_MAX_BYTES, &ca, &ca_len, &err) < 0) {
+        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
+        forget(auth, sizeof(auth));
         return;
     }
+    ca_blob = (struct curl_blob){ca, ca_len, CURL_BLOB_NOCOPY};
     if (literal)
         resolve = curl_slist_append(resolve, pin);
     headers = curl_slist_append(headers, auth);
+    forget(auth, sizeof(auth));
     if (headers)
         headers = curl_slist_append(headers, "Accept: application/json");
+    if (!headers || !(curl = curl_easy_init())) {
+        snprintf(line, cap, "reason unknown (could not set up the API request)");
+        goto out;
+    }
+    scrub_environment(); /* c-ares has read what it wanted of it (curl_easy_init) */
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(curl, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2); /* at least: no TLS 1.0 or 1.1 */
+    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca_blob);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)KUBEAPI_CONNECT_TIMEOUT_MS);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)KUBEAPI_TIMEOUT_MS - 300L);
@@ -86,19 +160,27 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot-sidecar");
-    rc = curl_easy_perform(curl);
+    rc = perform_confined(curl, out_fd, &err);
+    if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
+        goto out;
+    }
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK)
-        snprintf(line, cap, "reason unknown (API server %.100s: %s)", t->host,
+        snprintf(line, cap, "reason unknown (API server %.100s: %s)", host,
                  body.too_big ? "the Pod object is too large" : curl_easy_strerror(rc));
     else if (status != 200)
         snprintf(line, cap, "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
-                            "get on its own pod)", status, t->pod_name);
+                            "get on pods)", status, t->pod_name);
     else if (podreason_parse(body.buf ? body.buf : "", body.len, &pr, &err) < 0)
         snprintf(line, cap, "reason unknown (%.400s)", err.msg);
     else
         podreason_describe(&pr, line, cap);
+out:
+    for (struct curl_slist *h = headers; h; h = h->next)
+        forget(h->data, strlen(h->data));
     free(body.buf);
+    free(ca);
     curl_slist_free_all(headers);
     curl_slist_free_all(resolve);
     curl_easy_cleanup(curl);
@@ -142,26 +224,35 @@ int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t
         return -1;
     trim(token, &token_len);
     if (check_target(t, token, token_len, err) < 0) {
+        forget(token, token_len);
         free(token);
         return -1;
     }
     if (pipe2(fds, O_CLOEXEC) < 0) {
+        forget(token, token_len);
         free(token);
         return errbuf_set(err, "pipe: %s", strerror(errno));
     }
     f->pid = fork();
     if (f->pid < 0) {
+        forget(token, token_len);
         free(token);
         close(fds[0]);
         close(fds[1]);
         return errbuf_set(err, "fork: %s", strerror(errno));
     }
     if (f->pid == 0) {
-        close(fds[0]);
-        fetch_and_describe(t, token, line, sizeof(line));
-        (void)!write(fds[1], line, strlen(line));
+        /* Like the prober, it keeps none of the sidecar's descriptors (listening and client
+         * sockets, the prober's socket): only its pipe to the parent. */
+        int out = scrub_fds(fds[1]);
+        if (out < 0)
+            _exit(0); /* the parent reads EOF: "the API reader failed" */
+        fetch_and_describe(t, token, out, line, sizeof(line));
+        forget(token, token_len);
+        (void)!write(out, line, strlen(line));
         _exit(0);
     }
+    forget(token, token_len);
     free(token);
     close(fds[1]);
     f->fd = fds[0];

@@ -10,9 +10,11 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "loop.h"
+
 #include "http.h"
 #include "log.h"
-#include "sidecar.h"
+#include "raypids.h"
 #include "termlog.h"
 #include "wait.h"
 
@@ -24,8 +26,10 @@
 #define SIDECAR_EXIT_POLL_MS 250
 /* Nothing to do for this long: wake anyway (and run the HTTP server's timers). */
 #define SIDECAR_IDLE_WAKE_MS 1000
+/* The least a drain is given, whatever the grace period: one DrainNode and a look or two. */
+#define SIDECAR_DRAIN_MIN_BUDGET_MS 1000
 
-enum { TAG_SIGNAL = 1, TAG_PROBER, TAG_HTTP, TAG_API };
+enum { TAG_SIGNAL = 1, TAG_PROBER, TAG_HTTP, TAG_HTTP_DRAIN, TAG_API };
 
 static int watch(struct sidecar *s, int fd, int tag)
 {
@@ -152,8 +156,8 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
             earliest(wake_ms, step_wake);
         return;
     }
-    if (s->drain_wanted)
-        return; /* readiness is over once the pod is going */
+    if (s->drain_wanted || sidecar_drained(s))
+        return; /* readiness is over while a drain runs and once the node is going */
     if (now_ms < s->next_ready_ms) {
         earliest(wake_ms, s->next_ready_ms);
     } else if (s->gcs_addr[0]) {
@@ -208,6 +212,8 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         break;
     case USE_READY:
         on_ready_reply(s, reply);
+        if (s->drain_wanted || sidecar_drained(s))
+            s->ready = false; /* a look that was under way when the drain began */
         break;
     case USE_DRAIN:
         drain_reply(&s->drain, now_ms, reply);
@@ -227,6 +233,7 @@ static void report_drain(struct sidecar *s, long now_ms)
     const struct drain *d = &s->drain;
     long ms = drain_elapsed_ms(d, now_ms);
     s->drain_reported = true;
+    s->drain_wanted = false;
     s->last_drain_ms = ms;
     switch (d->outcome) {
     case DRAIN_LEFT:
@@ -253,7 +260,32 @@ static void report_drain(struct sidecar *s, long now_ms)
                       s->disruption);
         break;
     }
-    http_resume_waiters(s->http);
+    http_resume_waiters(s->http_drain);
+}
+
+long sidecar_drain_budget_cap_ms(const struct sidecar *s)
+{
+    long cap = s->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+    return cap < SIDECAR_DRAIN_MIN_BUDGET_MS ? SIDECAR_DRAIN_MIN_BUDGET_MS : cap;
+}
+
+/* A new drain: what an earlier one left is cleared, readiness is over from now on. */
+static void reset_drain(struct sidecar *s, const char *trigger, long budget_ms, long now_ms)
+{
+    long cap = sidecar_drain_budget_cap_ms(s);
+    if (s->drain_reported)
+        log_info("draining again (%s): the last drain failed (%s)", trigger, s->drain.detail);
+    memset(&s->drain, 0, sizeof(s->drain));
+    s->drain_reported = false;
+    s->drain_accepted = false;
+    s->node_id[0] = '\0';
+    s->drain_wanted = true;
+    s->drain_wanted_ms = now_ms;
+    s->drain_budget_ms = budget_ms < cap ? budget_ms : cap;
+    snprintf(s->drain_trigger, sizeof(s->drain_trigger), "%s", trigger);
+    if (s->ready)
+        log_info("not ready any more: draining (%s)", trigger);
+    s->ready = false;
 }
 
 void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
@@ -261,12 +293,9 @@ void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
     struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
     struct errbuf err;
     long now_ms = wait_now_ms();
-    if (s->drain_wanted)
+    if (s->drain_wanted || sidecar_drained(s))
         return;
-    s->drain_wanted = true;
-    s->drain_wanted_ms = now_ms;
-    s->drain_budget_ms = budget_ms;
-    snprintf(s->drain_trigger, sizeof(s->drain_trigger), "%s", trigger);
+    reset_drain(s, trigger, budget_ms, now_ms);
     for (const char *const *e = s->envp; *e; e++) {
         if (strncmp(*e, "KUBERNETES_SERVICE_HOST=", 24) == 0)
             t.host = *e + 24;
@@ -287,6 +316,11 @@ bool sidecar_drain_done(const struct sidecar *s)
     return s->drain.state == DRAIN_DONE && s->drain_reported;
 }
 
+bool sidecar_drained(const struct sidecar *s)
+{
+    return sidecar_drain_done(s) && s->drain.outcome != DRAIN_FAILED;
+}
+
 static void on_api(struct sidecar *s, long now_ms)
 {
     int fd = s->api.fd;
@@ -302,7 +336,7 @@ static void on_signals(struct sidecar *s)
 {
     struct signalfd_siginfo si;
     while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        long budget = s->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+        long budget = sidecar_drain_budget_cap_ms(s);
         if (si.ssi_signo != SIGTERM && si.ssi_signo != SIGINT)
             continue;
         if (s->terminating) {
@@ -355,6 +389,9 @@ static void dispatch(struct sidecar *s, const struct epoll_event *ev, long now_m
     case TAG_HTTP:
         http_run(s->http);
         break;
+    case TAG_HTTP_DRAIN:
+        http_run(s->http_drain);
+        break;
     case TAG_API:
         on_api(s, now_ms);
         break;
@@ -370,13 +407,14 @@ static void check_timeouts(struct sidecar *s, long now_ms)
     if (s->reason_pending && now_ms >= s->api.deadline_ms)
         on_api(s, now_ms);
     http_run(s->http);
+    http_run(s->http_drain);
 }
 
 int sidecar_loop(struct sidecar *s)
 {
     struct epoll_event events[8];
     if (watch(s, s->sigfd, TAG_SIGNAL) < 0 || watch(s, s->prober.fd, TAG_PROBER) < 0 ||
-        watch(s, http_fd(s->http), TAG_HTTP) < 0) {
+        watch(s, http_fd(s->http), TAG_HTTP) < 0 || watch(s, http_fd(s->http_drain), TAG_HTTP_DRAIN) < 0) {
         log_error("epoll_ctl: %s", strerror(errno));
         return -1;
     }
@@ -396,6 +434,8 @@ int sidecar_loop(struct sidecar *s)
         if (s->terminating)
             earliest(&wake_ms, s->exit_at_ms);
         if ((http_ms = http_timeout_ms(s->http)) >= 0)
+            earliest(&wake_ms, now_ms + http_ms);
+        if ((http_ms = http_timeout_ms(s->http_drain)) >= 0)
             earliest(&wake_ms, now_ms + http_ms);
         n = epoll_wait(s->epfd, events, 8, (int)(wake_ms > now_ms ? wake_ms - now_ms : 0));
         if (n < 0 && errno != EINTR) {

@@ -1,5 +1,6 @@
 /* rayboot-sidecar's entry point: the command line and the environment, then the plan (the same
- * rules as rayboot's, to find the GCS and this pod's node), then the event loop in loop.c. */
+ * rules as rayboot's, to find the GCS and this pod's node), then the two HTTP ports and the event
+ * loop in loop.c. `rayboot-sidecar drain` is the client of the drain port (drainclient.c). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,13 +9,17 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "drainclient.h"
+#include "endpoints.h"
 #include "env.h"
 #include "exitcode.h"
 #include "flags.h"
 #include "http.h"
 #include "log.h"
+#include "loop.h"
 #include "proc.h"
 #include "relro.h"
+#include "route.h"
 #include "sidecar.h"
 #include "version.h"
 
@@ -22,23 +27,30 @@ extern char **environ;
 
 static const char usage_text[] =
     "Usage: rayboot-sidecar [--log-format=text|json] [RAY PLUGIN FLAGS...]\n"
+    "       rayboot-sidecar drain [--deadline=SECONDS]\n"
     "       rayboot-sidecar --help | --version\n"
     "\n"
     "A container beside a Ray container (a regular container, or a native sidecar: an\n"
     "initContainer with restartPolicy: Always). It drains the pod's Ray node before the pod goes,\n"
     "answers probes, and records why the pod ended. It needs neither Ray nor Python.\n"
     "\n"
-    "HTTP endpoints (port RAYBOOT_SIDECAR_PORT, default 8077):\n"
+    "Probes port (RAYBOOT_SIDECAR_PORT, default 8077, every address: the kubelet's probes):\n"
     "  GET /healthz              the sidecar is alive\n"
     "  GET /readyz               200 when this pod's Ray node is ALIVE in the GCS (head: the GCS is\n"
-    "                            SERVING), 503 with the reason otherwise: a readinessProbe for the\n"
-    "                            Ray container\n"
-    "  GET|POST /drain?deadline=SECONDS\n"
-    "                            drain this node (DrainNode, PREEMPTION) and answer when it has left\n"
-    "                            or the deadline passed (default RAYBOOT_GRACE_PERIOD - 3 s): the Ray\n"
-    "                            container's lifecycle.preStop.httpGet. A second call waits for the\n"
-    "                            same drain.\n"
+    "                            SERVING), 503 with the reason otherwise, and from the moment a\n"
+    "                            drain starts: a readinessProbe for the Ray container\n"
     "  GET /metrics              Prometheus text: drains, their outcome and duration, readiness\n"
+    "\n"
+    "Drain port (RAYBOOT_SIDECAR_DRAIN_PORT, default 8078, on 127.0.0.1: this pod only):\n"
+    "  POST /drain?deadline=SECONDS\n"
+    "                            drain this node (DrainNode, PREEMPTION) and answer when it has left\n"
+    "                            or the deadline passed (at most, and by default, RAYBOOT_GRACE_PERIOD\n"
+    "                            - 3 s). A second call waits for the same drain, a later one gets\n"
+    "                            its result; one after a drain that failed drains again.\n"
+    "\n"
+    "rayboot-sidecar drain [--deadline=SECONDS] makes that call and prints the answer: the Ray\n"
+    "container's lifecycle.preStop.exec. Exit 0 drained (or still draining at the deadline), 1 the\n"
+    "drain could not be made, 2 usage, 75 the sidecar did not answer.\n"
     "\n"
     "On SIGTERM it drains if nobody has, waits until Ray's processes are gone when it can see them\n"
     "(shareProcessNamespace), and exits 0.\n"
@@ -48,15 +60,16 @@ static const char usage_text[] =
     "RAYBOOT_ROLE and RAYBOOT_HEAD_ADDRESS.\n"
     "\n"
     "Environment:\n"
-    "  RAYBOOT_SIDECAR_PORT     the endpoints' port (default 8077)\n"
-    "  RAYBOOT_POD_IP           downward API status.podIP: finds this pod's node (required to drain)\n"
-    "  RAYBOOT_POD_NAME         downward API metadata.name (default: the hostname)\n"
-    "  RAYBOOT_POD_NAMESPACE    downward API metadata.namespace (default: the service account's)\n"
-    "  RAYBOOT_GRACE_PERIOD     the pod's terminationGracePeriodSeconds (default 30)\n"
-    "  RAYBOOT_TERMINATION_LOG  where the reason goes (default /dev/termination-log, if present)\n"
+    "  RAYBOOT_SIDECAR_PORT       the probes' port (default 8077)\n"
+    "  RAYBOOT_SIDECAR_DRAIN_PORT the drain's port on 127.0.0.1 (default 8078; `drain` reads it too)\n"
+    "  RAYBOOT_POD_IP             downward API status.podIP: finds this pod's node (required to drain)\n"
+    "  RAYBOOT_POD_NAME           downward API metadata.name (default: the hostname)\n"
+    "  RAYBOOT_POD_NAMESPACE      downward API metadata.namespace (default: the service account's)\n"
+    "  RAYBOOT_GRACE_PERIOD       the pod's terminationGracePeriodSeconds (default 30)\n"
+    "  RAYBOOT_TERMINATION_LOG    where the reason goes (default /dev/termination-log, if present)\n"
     "  KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT and the mounted service-account token:\n"
-    "                           the Pod is read from the API server for its DisruptionTarget reason\n"
-    "                           (RBAC: get on its own pod); without them the reason is \"unknown\"\n"
+    "                             the Pod is read from the API server for its DisruptionTarget reason\n"
+    "                             (RBAC: get on pods); without them the reason is \"unknown\"\n"
     "\n"
     "Exit codes: 0 done (after SIGTERM), 2 configuration error, 70 internal error.\n";
 
@@ -102,21 +115,63 @@ static int parse_cli(int argc, char **argv, const char *const *envp, struct side
     return 0;
 }
 
-static int parse_port(const char *const *envp, int *port, struct errbuf *err)
+static int parse_port(const char *const *envp, const char *name, int fallback, int *port, struct errbuf *err)
 {
-    const char *text = env_lookup_nonempty(envp, "RAYBOOT_SIDECAR_PORT");
+    const char *text = env_lookup_nonempty(envp, name);
     char *end;
     long v;
-    *port = SIDECAR_DEFAULT_PORT;
+    *port = fallback;
     if (!text)
         return 0;
     errno = 0;
     v = strtol(text, &end, 10);
     /* 0 asks for any free port: tests run many sidecars on one loopback. */
     if (errno || end == text || *end || v < 0 || v > 65535)
-        return errbuf_set(err, "RAYBOOT_SIDECAR_PORT=%.40s: expected a port number (1-65535)", text);
+        return errbuf_set(err, "%s=%.40s: expected a port number (1-65535)", name, text);
     *port = (int)v;
     return 0;
+}
+
+static bool takes_deadline(const char *name)
+{
+    return strcmp(name, "deadline") == 0;
+}
+
+/* rayboot-sidecar drain [--deadline=SECONDS]: the client of the drain port. */
+static int drain_command(int argc, char **argv, const char *const *envp)
+{
+    struct flag_iter it = {argc, argv, 2};
+    struct errbuf err;
+    struct flag f;
+    long deadline_s = 0, ms;
+    int kind, port;
+    while ((kind = flag_next(&it, takes_deadline, &f, &err)) != FLAG_END) {
+        if (kind < 0 || kind != FLAG_OPTION) {
+            log_error("%s (usage: rayboot-sidecar drain [--deadline=SECONDS])",
+                      kind < 0 ? err.msg : "unexpected argument");
+            return EXIT_CONFIG;
+        }
+        if (strcmp(f.name, "help") == 0 || strcmp(f.name, "h") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        }
+        if (strcmp(f.name, "deadline") != 0) {
+            log_error("--%.64s: unknown flag (usage: rayboot-sidecar drain [--deadline=SECONDS])", f.name);
+            return EXIT_CONFIG;
+        }
+        /* The same rule as the endpoint's: whole seconds, 1 s to an hour. */
+        if (route_request(ROUTE_PORT_DRAIN, "POST", "/drain", f.value ? f.value : "", &ms) != ROUTE_DRAIN) {
+            log_error("--deadline=%.40s: expected whole seconds from 1 to %d", f.value ? f.value : "",
+                      ROUTE_DEADLINE_MAX_S);
+            return EXIT_CONFIG;
+        }
+        deadline_s = ms / 1000;
+    }
+    if (parse_port(envp, "RAYBOOT_SIDECAR_DRAIN_PORT", SIDECAR_DEFAULT_DRAIN_PORT, &port, &err) < 0) {
+        log_error("%s", err.msg);
+        return EXIT_CONFIG;
+    }
+    return drainclient_run(port, deadline_s);
 }
 
 static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf *err)
@@ -128,7 +183,8 @@ static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
     if (plan_build(&in, &s->plan, err) < 0 || settings_load(s->envp, &s->settings, err) < 0 ||
-        parse_port(s->envp, &s->port, err) < 0)
+        parse_port(s->envp, "RAYBOOT_SIDECAR_PORT", SIDECAR_DEFAULT_PORT, &s->port, err) < 0 ||
+        parse_port(s->envp, "RAYBOOT_SIDECAR_DRAIN_PORT", SIDECAR_DEFAULT_DRAIN_PORT, &s->drain_port, err) < 0)
         return EXIT_CONFIG;
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&set);
@@ -144,14 +200,23 @@ static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf
     }
     if (prober_start(&s->prober, s->root, err) < 0)
         return EXIT_SOFTWARE;
-    s->http = http_start(s->port, s, err);
-    if (!s->http)
+    s->http = http_start(NULL, s->port, endpoints_probes, s, err);
+    if (!s->http) {
+        errbuf_prefix(err, "RAYBOOT_SIDECAR_PORT");
         return EXIT_CONFIG;
+    }
+    s->http_drain = http_start(SIDECAR_DRAIN_ADDRESS, s->drain_port, endpoints_drain, s, err);
+    if (!s->http_drain) {
+        errbuf_prefix(err, "RAYBOOT_SIDECAR_DRAIN_PORT");
+        return EXIT_CONFIG;
+    }
+    s->drain_port = http_bound_port(s->http_drain);
     return 0;
 }
 
 static void teardown(struct sidecar *s)
 {
+    http_stop(s->http_drain);
     http_stop(s->http);
     kubeapi_reason_cancel(&s->api);
     prober_stop(&s->prober);
@@ -176,6 +241,8 @@ int main(int argc, char **argv)
         return EXIT_SOFTWARE;
     }
     log_set_debug(debug && debug[0] && strcmp(debug, "0") != 0);
+    if (argc > 1 && strcmp(argv[1], "drain") == 0)
+        return drain_command(argc, argv, (const char *const *)environ);
     if (parse_cli(argc, argv, (const char *const *)environ, &cli, &err) < 0) {
         log_error("%s (see rayboot-sidecar --help)", err.msg);
         return EXIT_CONFIG;
@@ -189,6 +256,7 @@ int main(int argc, char **argv)
         version_print(stdout, "rayboot-sidecar");
         return EXIT_OK;
     }
+
     memset(&s, 0, sizeof(s));
     s.envp = (const char *const *)environ;
     s.root = env_lookup_nonempty(s.envp, "RAYBOOT_ROOT");
@@ -201,8 +269,9 @@ int main(int argc, char **argv)
         teardown(&s);
         return rc;
     }
-    log_info("serving on port %d: /healthz /readyz /drain /metrics; %s %s, GCS %s:%d, node %s", http_bound_port(s.http),
-             plan_role_name(s.plan.role), s.plan.pod_name, s.plan.head_fqdn, s.plan.head_port,
+    log_info("serving on port %d: /healthz /readyz /metrics; drain on %s:%d; %s %s, GCS %s:%d, node %s",
+             http_bound_port(s.http), SIDECAR_DRAIN_ADDRESS, s.drain_port, plan_role_name(s.plan.role),
+             s.plan.pod_name, s.plan.head_fqdn, s.plan.head_port,
              s.plan.pod_ip[0] ? s.plan.pod_ip : "(unknown: set RAYBOOT_POD_IP)");
     rc = sidecar_loop(&s) == 0 ? EXIT_OK : EXIT_SOFTWARE;
     teardown(&s);

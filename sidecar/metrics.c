@@ -1,10 +1,14 @@
-/* /metrics in Prometheus' text format: drains, their outcome and duration, readiness. */
+/* /metrics in Prometheus' text format: drains, their outcome and duration, readiness, and the
+ * requests the sidecar turned away. */
+#include "metrics.h"
+
 #include <stdio.h>
 
-#include "sidecar.h"
+#include "http.h"
 
 void metrics_render(const struct sidecar *s, char *out, size_t cap)
 {
+    unsigned long cut = (s->http ? http_refused(s->http) : 0) + (s->http_drain ? http_refused(s->http_drain) : 0);
     snprintf(out, cap,
              "# HELP rayboot_sidecar_ready 1 when this pod's Ray node is ALIVE (head: its GCS is SERVING).\n"
              "# TYPE rayboot_sidecar_ready gauge\n"
@@ -22,7 +26,13 @@ void metrics_render(const struct sidecar *s, char *out, size_t cap)
              "rayboot_sidecar_last_drain_duration_seconds %.3f\n"
              "# HELP rayboot_sidecar_http_requests_total Requests answered by the sidecar.\n"
              "# TYPE rayboot_sidecar_http_requests_total counter\n"
-             "rayboot_sidecar_http_requests_total %lu\n",
+             "rayboot_sidecar_http_requests_total %lu\n"
+             "# HELP rayboot_sidecar_drain_refused_total Requests for /drain on the probes port (not served there).\n"
+             "# TYPE rayboot_sidecar_drain_refused_total counter\n"
+             "rayboot_sidecar_drain_refused_total %lu\n"
+             "# HELP rayboot_sidecar_http_connections_cut_total Connections cut: past their deadline, or with a body.\n"
+             "# TYPE rayboot_sidecar_http_connections_cut_total counter\n"
+             "rayboot_sidecar_http_connections_cut_total %lu\n",
              s->ready ? 1 : 0, s->drains_started, s->drains_left, s->drains_deadline, s->drains_failed,
-             (double)s->last_drain_ms / 1000.0, s->http_requests);
+             (double)s->last_drain_ms / 1000.0, s->http_requests, s->drain_refused, cut);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sidecar.h"
+#include "raypids.h"
 
 /* comm is at most 15 characters; Ray's daemons and its worker processes ("ray::IDLE", "ray::f")
  * are recognisable by it. `ray start --block` itself is Python and is left to its container. */

@@ -1,5 +1,6 @@
-/* rayboot-sidecar's state, shared by its event loop, its HTTP endpoints and its metrics. One
- * process, one thread: everything here is touched from the loop only. */
+/* rayboot-sidecar's state, shared by its event loop (loop.c), its endpoints (endpoints.c) and its
+ * metrics (metrics.c); main.c sets it up. A header of data only: each module declares its own
+ * functions in its own header. One process, one thread: everything here is touched from the loop. */
 #ifndef RAYBOOT_SIDECAR_H
 #define RAYBOOT_SIDECAR_H
 
@@ -13,9 +14,13 @@
 #include "prober.h"
 #include "settings.h"
 
-/* The port the endpoints listen on unless RAYBOOT_SIDECAR_PORT says otherwise: next to Ray's
- * ports, clashing with none of Ray's defaults. */
+/* The probes' port unless RAYBOOT_SIDECAR_PORT says otherwise: next to Ray's ports, clashing with
+ * none of Ray's defaults. Every address: the kubelet's probes come from the node. */
 #define SIDECAR_DEFAULT_PORT 8077
+/* The drain's port unless RAYBOOT_SIDECAR_DRAIN_PORT says otherwise, on 127.0.0.1 only: the pod's
+ * own containers reach it (`rayboot-sidecar drain`, the preStop hook), nothing outside the pod. */
+#define SIDECAR_DEFAULT_DRAIN_PORT 8078
+#define SIDECAR_DRAIN_ADDRESS "127.0.0.1"
 /* How often readiness is looked at. A look is one DNS query and one small RPC (GetAllNodeInfo
  * filtered to this pod's address), so thousands of sidecars cost the GCS little. */
 #define SIDECAR_READY_INTERVAL_MS 2000
@@ -29,10 +34,12 @@ struct sidecar {
     const char *root; /* RAYBOOT_ROOT, or NULL */
     struct plan plan;
     struct settings settings;
-    int port;
+    int port;       /* RAYBOOT_SIDECAR_PORT: probes and metrics */
+    int drain_port; /* RAYBOOT_SIDECAR_DRAIN_PORT: the drain, on 127.0.0.1 */
     int sigfd;
     int epfd;
-    struct http_server *http;
+    struct http_server *http;       /* the probes port */
+    struct http_server *http_drain; /* the drain port */
 
     struct prober prober;
     enum sidecar_prober_use in_flight;
@@ -45,8 +52,9 @@ struct sidecar {
     long next_ready_ms;
     bool ready_checked; /* at least one look done */
 
-    /* The drain: wanted (by /drain or SIGTERM), then the reason is read, then struct drain runs. */
-    bool drain_wanted;
+    /* A drain: wanted (by /drain or SIGTERM), then the reason is read, then struct drain runs,
+     * then it is reported. One that failed may be asked for again. */
+    bool drain_wanted; /* from the ask until the report */
     long drain_wanted_ms;
     long drain_budget_ms;
     char drain_trigger[16]; /* "preStop" or "SIGTERM" */
@@ -67,27 +75,7 @@ struct sidecar {
     unsigned long drains_left, drains_deadline, drains_failed;
     long last_drain_ms;
     unsigned long http_requests;
+    unsigned long drain_refused; /* /drain asked of the probes port */
 };
-
-/* loop.c */
-int sidecar_loop(struct sidecar *s);
-/* Asks for a drain to finish within budget_ms (the first caller's budget wins); idempotent. */
-void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms);
-bool sidecar_drain_done(const struct sidecar *s);
-
-/* endpoints.c: the answer for one request. *suspend is set when it must wait for the drain. */
-struct http_answer {
-    int status;
-    const char *content_type;
-    char body[2048];
-};
-void endpoints_answer(struct sidecar *s, const char *method, const char *path, const char *deadline_arg,
-                      struct http_answer *a, bool *suspend);
-
-/* metrics.c */
-void metrics_render(const struct sidecar *s, char *out, size_t cap);
-
-/* raypids.c: Ray processes this container can see (only with shareProcessNamespace). */
-int raypids_count(void);
 
 #endif

@@ -127,3 +127,39 @@ def pid_alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.fixture
+def sidecar(sidecar_bin, pod_root, tmp_path, gcs):
+    """Starts rayboot-sidecars (tests/contract/sidecars.py) for a worker at NODE_IP whose head is
+    the fake GCS; each is killed at the end."""
+    from sidecars import Sidecar
+    started = []
+
+    def start(extra_env=None, role="worker"):
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOSTNAME": "ray-job-worker-1",
+            "RAYBOOT_ROOT": str(pod_root),
+            "RAYBOOT_ROLE": role,
+            "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}",
+            "RAYBOOT_POD_IP": SIDECAR_NODE_IP,
+            "RAYBOOT_POD_NAMESPACE": "ml",
+            "RAYBOOT_SIDECAR_PORT": "0",
+            "RAYBOOT_SIDECAR_DRAIN_PORT": "0",
+            "RAYBOOT_GRACE_PERIOD": "10",
+            "RAYBOOT_TERMINATION_LOG": str(tmp_path / "termination-log"),
+        }
+        env.update(extra_env or {})
+        (tmp_path / "termination-log").write_text("")
+        s = Sidecar(sidecar_bin, env, tmp_path)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.close()
+
+
+# The address of the sidecar's own Ray node in the fake GCS.
+SIDECAR_NODE_IP = "10.9.9.9"

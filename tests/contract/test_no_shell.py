@@ -63,6 +63,7 @@ REFUSED_ENV = {
     "RAYBOOT_HEAD_LOSS_TIMEOUT": SETTINGS_READ,
     "RAYBOOT_EVICTION_EXIT_CODE": SETTINGS_READ,
     "RAYBOOT_SIDECAR_PORT": ("sidecar",),
+    "RAYBOOT_SIDECAR_DRAIN_PORT": ("sidecar", "drain"),
     "RAYBOOT_DASHBOARD_ADDRESS": ("submit",),
     "RAYBOOT_RUNTIME_ENV": SUBMITTER_READS,
     "RAYBOOT_RUNTIME_ENV_FILE": SUBMITTER_READS,  # no file has that name (one that has: below)
@@ -81,7 +82,8 @@ FLAGS = {
                 "--clientServerPort": "refused", "--help": "switch", "-h": "switch", "--version": "switch",
                 **{f: "refused" for f in PLUGIN_FLAGS}},
     "rayboot-sidecar": {"--log-format": "refused", "--clientServerPort": "refused", "--help": "switch",
-                        "-h": "switch", "--version": "switch", **{f: "refused" for f in PLUGIN_FLAGS}},
+                        "-h": "switch", "--version": "switch", "--deadline": "refused",
+                        **{f: "refused" for f in PLUGIN_FLAGS}},
 }
 VOLCANO_VALUES = ["HOSTNAME", "VK_TASK_INDEX", "VC_TASK_INDEX", "VC_HEAD_HOSTS", "VC_WORKER_HOSTS", "VC_HEAD_NUM",
                   "VC_WORKER_NUM", "/etc/volcano/head.host", "/etc/volcano/worker.host", "JOB_COMPLETION_INDEX"]
@@ -113,7 +115,7 @@ def pod(tmp_path):
     (root / "etc" / "hosts").write_text("127.0.0.1\tlocalhost\n10.7.7.7\tpod-0\n")
     (root / "etc" / "resolv.conf").write_text("nameserver 127.0.0.1\n")
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOSTNAME": "pod-0", "RAYBOOT_ROOT": str(root),
-            "RAYBOOT_WAIT_TIMEOUT": "1", "RAYBOOT_SIDECAR_PORT": "0"}
+            "RAYBOOT_WAIT_TIMEOUT": "1", "RAYBOOT_SIDECAR_PORT": "0", "RAYBOOT_SIDECAR_DRAIN_PORT": "0"}
 
 
 def way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path):
@@ -124,6 +126,8 @@ def way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path):
         return [rayboot_bin, "plan"], head
     if mode == "sidecar":
         return [sidecar_bin], worker
+    if mode == "drain":
+        return [sidecar_bin, "drain"], pod
     if mode == "run":
         return [rayboot_bin], worker
     if mode == "submit":
@@ -158,7 +162,9 @@ def test_refused_flag_value_exits_2_naming_the_flag(rayboot_bin, sidecar_bin, po
         args = []
     else:
         args = [f"{flag}={PAYLOAD}"] if form == "--flag=value" else [flag, PAYLOAD]
-    if program == "rayboot-sidecar":
+    if flag == "--deadline":  # read by `rayboot-sidecar drain` only
+        argv = [sidecar_bin, "drain", *args]
+    elif program == "rayboot-sidecar":
         argv = [sidecar_bin, *args]
     elif flag == "--address":  # read by `submit` only
         argv = [rayboot_bin, "submit", *args, "--", "job"]

@@ -116,7 +116,8 @@ def test_rayboot_prober_holds_no_environment_and_no_inherited_fd(rayboot_bin, po
 
 
 def test_sidecar_prober_holds_no_listening_or_client_socket(sidecar_bin, pod_root, gcs, program):
-    env = {**base_env(pod_root, gcs), "RAYBOOT_SIDECAR_PORT": "0", "RAYBOOT_GRACE_PERIOD": "10"}
+    env = {**base_env(pod_root, gcs), "RAYBOOT_SIDECAR_PORT": "0", "RAYBOOT_SIDECAR_DRAIN_PORT": "0",
+           "RAYBOOT_GRACE_PERIOD": "10"}
     p = program(sidecar_bin, env)
     assert p.wait_for_log("serving on port"), p.log()
     port = int(re.search(r"serving on port (\d+)", p.log()).group(1))

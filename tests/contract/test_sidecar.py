@@ -1,109 +1,27 @@
 """rayboot-sidecar as a black box against a fake GCS and a local HTTPS "API server" with a CA made
-here: readiness, the preStop drain (idempotent, bounded), the SIGTERM drain, the disruption
-reason read over real TLS, and bad requests that must not disturb a drain in progress.
-
-The sidecar runs in a PID namespace of its own (unshare --pid --mount-proc): after SIGTERM it
-waits for the Ray processes it can see, and on this machine it could otherwise see other tests'."""
+here: readiness, the drain on its loopback port through `rayboot-sidecar drain` (idempotent,
+bounded by the grace period, retried after a failure), never on the probes port, the SIGTERM
+drain, the disruption reason read over real TLS, and bad requests that must not disturb a drain
+in progress. The sidecar runs as tests/contract/sidecars.py starts it."""
 import http.server
 import json
 import os
 import pathlib
 import re
-import signal
 import socket
 import ssl
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
+from conftest import SIDECAR_NODE_IP as NODE_IP
 from fake_gcs import DRAIN, ALL_NODES, Node, parse
-from procs import eventually
+from procs import children, eventually
 
-NODE_IP = "10.9.9.9"
 NODE_ID = bytes([7]) * 28
 SA_DIR = "var/run/secrets/kubernetes.io/serviceaccount"
-
-
-class Sidecar:
-    def __init__(self, binary, env, tmp_path):
-        self.log = tmp_path / f"sidecar-{time.monotonic_ns()}.err"
-        self.proc = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", str(binary)],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
-        self.port = None
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and self.port is None:
-            m = re.search(r"serving on port (\d+)", self.stderr)
-            if m:
-                self.port = int(m.group(1))
-            elif self.proc.poll() is not None:
-                raise AssertionError(f"the sidecar exited {self.proc.returncode}:\n{self.stderr}")
-            time.sleep(0.02)
-        assert self.port, self.stderr
-
-    @property
-    def stderr(self):
-        return self.log.read_text()
-
-    def pid(self):
-        """The sidecar itself, the child of unshare."""
-        for _ in range(100):
-            try:
-                kids = pathlib.Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
-            except OSError:
-                kids = []
-            if kids:
-                return int(kids[0])
-            time.sleep(0.02)
-        raise AssertionError("no sidecar process under unshare")
-
-    def get(self, path, method="GET", timeout=15):
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-
-    def terminate(self):
-        os.kill(self.pid(), signal.SIGTERM)
-        return self.proc.wait(timeout=20)
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()  # --kill-child takes the sidecar with it
-            self.proc.wait(timeout=5)
-
-
-@pytest.fixture
-def sidecar(sidecar_bin, pod_root, tmp_path, gcs):
-    started = []
-
-    def start(extra_env=None, role="worker"):
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOSTNAME": "ray-job-worker-1",
-            "RAYBOOT_ROOT": str(pod_root),
-            "RAYBOOT_ROLE": role,
-            "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}",
-            "RAYBOOT_POD_IP": NODE_IP,
-            "RAYBOOT_POD_NAMESPACE": "ml",
-            "RAYBOOT_SIDECAR_PORT": "0",
-            "RAYBOOT_GRACE_PERIOD": "10",
-            "RAYBOOT_TERMINATION_LOG": str(tmp_path / "termination-log"),
-        }
-        env.update(extra_env or {})
-        (tmp_path / "termination-log").write_text("")
-        s = Sidecar(sidecar_bin, env, tmp_path)
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        s.close()
 
 
 @pytest.fixture
@@ -145,9 +63,8 @@ def test_head_readyz_follows_gcs_health(sidecar, gcs):
 def test_prestop_drain_then_sigterm(sidecar, gcs, worker_node, tmp_path):
     s = sidecar()
     t0 = time.monotonic()
-    code, body = s.get("/drain?deadline=5")
-    answer = json.loads(body)
-    assert code == 200, body
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0, err
     assert answer["accepted"] is True and answer["outcome"] == "left"
     assert answer["node_id"] == NODE_ID.hex()
     assert answer["trigger"] == "preStop" and answer["reason"] == "reason unknown"
@@ -161,7 +78,7 @@ def test_prestop_drain_then_sigterm(sidecar, gcs, worker_node, tmp_path):
     assert "rayboot_sidecar_drains_started_total 1" in metrics
     assert 'rayboot_sidecar_drains_finished_total{outcome="left"} 1' in metrics
     # A later call answers at once with the same drain; SIGTERM then drains nothing more.
-    assert json.loads(s.get("/drain", method="POST")[1]) == answer
+    assert s.drain()[:2] == (0, answer)
     assert s.terminate() == 0
     assert len(drain_requests(gcs)) == 1
 
@@ -170,7 +87,7 @@ def test_concurrent_drains_wait_for_the_same_one(sidecar, gcs, worker_node):
     gcs.drain_removes_node = False
     s = sidecar()
     answers = []
-    threads = [threading.Thread(target=lambda: answers.append(s.get("/drain?deadline=8"))) for _ in range(3)]
+    threads = [threading.Thread(target=lambda: answers.append(s.drain("--deadline=8")[:2])) for _ in range(3)]
     for t in threads:
         t.start()
     eventually(lambda: drain_requests(gcs))
@@ -180,9 +97,9 @@ def test_concurrent_drains_wait_for_the_same_one(sidecar, gcs, worker_node):
     worker_node.alive = False
     for t in threads:
         t.join(timeout=10)
-    assert len(answers) == 3 and len({a for a in answers}) == 1, answers
-    code, body = answers[0]
-    assert code == 200 and json.loads(body)["outcome"] == "left"
+    assert len(answers) == 3 and all(a == answers[0] for a in answers), answers
+    code, answer = answers[0]
+    assert code == 0 and answer["outcome"] == "left"
     assert len(drain_requests(gcs)) == 1
 
 
@@ -190,28 +107,81 @@ def test_drain_deadline(sidecar, gcs, worker_node, tmp_path):
     gcs.drain_removes_node = False
     s = sidecar()
     t0 = time.monotonic()
-    code, body = s.get("/drain?deadline=2")
+    code, answer, err = s.drain("--deadline=2")
     took = time.monotonic() - t0
-    answer = json.loads(body)
-    assert code == 200 and answer["accepted"] is True
+    assert code == 0 and answer["accepted"] is True, err
     assert answer["outcome"] == "deadline" and answer["drained_in_ms"] is None
     assert 1.9 <= took <= 4, took
     assert "not finished within its deadline" in (tmp_path / "termination-log").read_text()
 
 
+def test_drain_deadline_is_cut_to_the_grace_period(sidecar, gcs, worker_node):
+    """A caller's deadline past what the grace period allows (RAYBOOT_GRACE_PERIOD less the 3 s the
+    kubelet needs after the drain) is cut to it: for the wait, and for the GCS's deadline."""
+    gcs.drain_removes_node = False
+    s = sidecar({"RAYBOOT_GRACE_PERIOD": "5"})
+    t0 = time.monotonic()
+    code, answer, err = s.drain("--deadline=60")
+    took = time.monotonic() - t0
+    assert code == 0 and answer["outcome"] == "deadline", err
+    assert 1.9 <= took <= 4, took
+    (req,) = drain_requests(gcs)
+    assert req[4][0] / 1000 - time.time() <= 0.5  # 2 s from the request, which is past
+
+
 def test_drain_of_unknown_node_is_refused_with_reason(sidecar, gcs):
     s = sidecar()
-    code, body = s.get("/drain?deadline=3")
-    answer = json.loads(body)
-    assert code == 503 and answer["accepted"] is False and answer["outcome"] == "failed"
+    code, answer, err = s.drain("--deadline=3")
+    assert code == 1, err
+    assert answer["accepted"] is False and answer["outcome"] == "failed"
     assert "no ALIVE node with address 10.9.9.9" in answer["detail"]
+
+
+def test_failed_drain_is_retried_and_readiness_comes_back(sidecar, gcs):
+    """A drain that could not be made (the node is not in the GCS yet) leaves readiness to the
+    next look, and the next /drain (or SIGTERM) drains again instead of answering the old failure."""
+    s = sidecar()
+    code, answer, _ = s.drain("--deadline=2")
+    assert code == 1 and answer["outcome"] == "failed"
+    gcs.nodes.append(Node(NODE_IP, node_id=NODE_ID))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0 and answer["outcome"] == "left" and answer["node_id"] == NODE_ID.hex(), err
+    assert len(drain_requests(gcs)) == 1
+    assert "draining again (preStop): the last drain failed" in s.stderr
+    assert 'rayboot_sidecar_drains_finished_total{outcome="failed"} 1' in s.get("/metrics")[1]
+
+
+def test_readyz_is_503_from_the_moment_a_drain_starts(sidecar, gcs, worker_node):
+    gcs.drain_removes_node = False
+    s = sidecar()
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    waiter = threading.Thread(target=lambda: s.drain("--deadline=3"))
+    waiter.start()
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")), timeout=2)
+    assert "draining (preStop)" in body, body
+    waiter.join(timeout=10)
+    # Still draining at its deadline: the node is going, readiness does not come back.
+    time.sleep(2.5)  # past one more readiness interval
+    code, body = s.get("/readyz")
+    assert code == 503 and "drained (deadline on preStop)" in body, body
+    assert "rayboot_sidecar_ready 0" in s.get("/metrics")[1]
+    # The GCS accepted that drain (the node is draining): a later call gets its result at once,
+    # and no second DrainNode is made.
+    t0 = time.monotonic()
+    code, answer, _ = s.drain("--deadline=3")
+    assert code == 0 and answer["outcome"] == "deadline" and time.monotonic() - t0 < 1, answer
+    assert len(drain_requests(gcs)) == 1
 
 
 @pytest.mark.parametrize("query", ["deadline=0", "deadline=x", "deadline=3601", "deadline=-1", "deadline="])
 def test_bad_deadline_is_400_naming_it(sidecar, gcs, query):
     s = sidecar()
-    code, body = s.get(f"/drain?{query}")
+    code, body = s.post_drain(f"/drain?{query}")
     assert code == 400 and "deadline=" in body
+    value = query.split("=", 1)[1]
+    code, answer, err = s.drain(f"--deadline={value}")
+    assert code == 2 and answer is None and "--deadline=" in err, err
     assert not drain_requests(gcs)
 
 
@@ -229,46 +199,49 @@ def test_bad_requests_do_not_disturb_a_drain(sidecar, gcs, worker_node):
     gcs.drain_removes_node = False
     s = sidecar()
     result = []
-    waiter = threading.Thread(target=lambda: result.append(s.get("/drain?deadline=8")))
+    waiter = threading.Thread(target=lambda: result.append(s.drain("--deadline=8")))
     waiter.start()
     eventually(lambda: drain_requests(gcs))
     slow = socket.create_connection(("127.0.0.1", s.port))
     slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never finishes
-    for junk in (b"GARBAGE\r\n\r\n", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n\r\n",
-                 b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 100000 + b"\r\n\r\n",
-                 b"\x00\xff" * 50 + b"\r\n\r\n"):
-        # Answered with an error, dropped, or (a request line that never parses) left to the
-        # idle timeout like a slow client: any of these, as long as nothing else is disturbed.
-        with socket.create_connection(("127.0.0.1", s.port), timeout=2) as c:
-            try:
-                c.sendall(junk)
-                reply = c.recv(200)
-            except (ConnectionResetError, BrokenPipeError, TimeoutError):
-                reply = b""
-            assert reply == b"" or re.match(rb"HTTP/1\.[01] (400|413|414|431)", reply), reply
-    assert s.get("/nope") == (404, s.get("/nope")[1])
+    for port in (s.port, s.drain_port):
+        for junk in (b"GARBAGE\r\n\r\n", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n\r\n",
+                     b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 100000 + b"\r\n\r\n",
+                     b"\x00\xff" * 50 + b"\r\n\r\n"):
+            # Answered with an error, dropped, or (a request line that never parses) left to the
+            # connection deadline like a slow client: any of these, as long as nothing else is disturbed.
+            with socket.create_connection(("127.0.0.1", port), timeout=4) as c:
+                try:
+                    c.sendall(junk)
+                    reply = c.recv(200)
+                except (ConnectionResetError, BrokenPipeError, TimeoutError):
+                    reply = b""
+                assert reply == b"" or re.match(rb"HTTP/1\.[01] (400|413|414|431)", reply), reply
+    assert s.get("/nope")[0] == 404
     assert s.get("/healthz", method="DELETE")[0] == 405
     assert s.get("/healthz", timeout=2) == (200, "ok\n")
     worker_node.alive = False
     waiter.join(timeout=10)
     slow.close()
-    assert result and result[0][0] == 200 and json.loads(result[0][1])["outcome"] == "left"
+    assert result and result[0][0] == 0 and result[0][1]["outcome"] == "left", result
 
 
 def test_configuration_errors_exit_2(sidecar_bin, pod_root):
     base = {"RAYBOOT_ROOT": str(pod_root), "HOSTNAME": "w", "RAYBOOT_ROLE": "worker",
-            "RAYBOOT_HEAD_ADDRESS": "127.0.0.1:6379"}
+            "RAYBOOT_HEAD_ADDRESS": "127.0.0.1:6379", "RAYBOOT_SIDECAR_PORT": "0", "RAYBOOT_SIDECAR_DRAIN_PORT": "0"}
     for env, needle in (({"RAYBOOT_SIDECAR_PORT": "99999"}, "RAYBOOT_SIDECAR_PORT"),
+                        ({"RAYBOOT_SIDECAR_DRAIN_PORT": "x"}, "RAYBOOT_SIDECAR_DRAIN_PORT"),
                         ({"RAYBOOT_GRACE_PERIOD": "soon"}, "RAYBOOT_GRACE_PERIOD"),
                         ({"RAYBOOT_ROLE": "boss"}, "RAYBOOT_ROLE")):
         out = subprocess.run([str(sidecar_bin)], env={**base, **env}, capture_output=True, text=True, timeout=5)
         assert out.returncode == 2 and needle in out.stderr, out.stderr
-    with socket.socket() as taken:
-        taken.bind(("0.0.0.0", 0))
-        taken.listen()
-        out = subprocess.run([str(sidecar_bin)], env={**base, "RAYBOOT_SIDECAR_PORT": str(taken.getsockname()[1])},
-                             capture_output=True, text=True, timeout=5)
-    assert out.returncode == 2 and "RAYBOOT_SIDECAR_PORT" in out.stderr, out.stderr
+    for name, where in (("RAYBOOT_SIDECAR_PORT", "0.0.0.0"), ("RAYBOOT_SIDECAR_DRAIN_PORT", "127.0.0.1")):
+        with socket.socket() as taken:
+            taken.bind((where, 0))
+            taken.listen()
+            out = subprocess.run([str(sidecar_bin)], env={**base, name: str(taken.getsockname()[1])},
+                                 capture_output=True, text=True, timeout=5)
+        assert out.returncode == 2 and f"{name}: could not listen on {where}:" in out.stderr, out.stderr
 
 
 
@@ -277,7 +250,7 @@ def test_sidecar_prober_outside_its_seccomp_allowlist_is_reported(sidecar_bin, p
     prober with SIGSYS, and the sidecar exits 70 saying so instead of serving blind."""
     env = {"RAYBOOT_ROOT": str(pod_root), "HOSTNAME": "w", "RAYBOOT_ROLE": "worker",
            "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}", "RAYBOOT_SIDECAR_PORT": "0",
-           "RAYBOOT_PROBER_SELFTEST": "forbidden-syscall"}
+           "RAYBOOT_SIDECAR_DRAIN_PORT": "0", "RAYBOOT_PROBER_SELFTEST": "forbidden-syscall"}
     out = subprocess.run([str(sidecar_bin)], env=env, capture_output=True, text=True, timeout=10)
     assert out.returncode == 70, out.stderr
     assert "SIGSYS" in out.stderr and "seccomp" in out.stderr, out.stderr
@@ -299,15 +272,18 @@ def make_ca(directory: pathlib.Path, name: str):
 
 
 class ApiServer:
-    """GET /api/v1/namespaces/ml/pods/ray-job-worker-1 with a bearer token, over TLS."""
+    """GET /api/v1/namespaces/ml/pods/ray-job-worker-1 with a bearer token, over TLS (TLS 1.2 and
+    1.3 as Python's defaults allow, or only up to tls_max); each answer after `delay` seconds."""
 
-    def __init__(self, certs: pathlib.Path, token: str, pod: dict):
+    def __init__(self, certs: pathlib.Path, token: str, pod: dict, tls_max=None):
         outer = self
         self.seen = []
+        self.delay = 0
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 outer.seen.append((self.path, self.headers.get("Authorization")))
+                time.sleep(outer.delay)
                 if self.headers.get("Authorization") != f"Bearer {token}":
                     body, code = b'{"kind":"Status","code":401,"reason":"Unauthorized"}', 401
                 elif self.path != "/api/v1/namespaces/ml/pods/ray-job-worker-1":
@@ -326,6 +302,9 @@ class ApiServer:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(certs / "server.crt", certs / "server.key")
+        if tls_max:  # OpenSSL 3 refuses TLS 1.0 and 1.1 at its default security level
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            ctx.minimum_version, ctx.maximum_version = ssl.TLSVersion.TLSv1, tls_max
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -339,14 +318,19 @@ EVICTED_POD = json.loads((pathlib.Path(__file__).parents[1] / "unit/data/pods/ev
 
 
 @pytest.fixture
-def api(tmp_path, pod_root):
+def api_certs(tmp_path, pod_root):
     certs = make_ca(tmp_path / "pki", "test-kubernetes-ca")
     sa = pod_root / SA_DIR
     sa.mkdir(parents=True)
     (sa / "token").write_text("t0ken.for.the-sidecar\n")
     (sa / "ca.crt").write_bytes((certs / "ca.crt").read_bytes())
     (sa / "namespace").write_text("ml")
-    server = ApiServer(certs, "t0ken.for.the-sidecar", EVICTED_POD)
+    return certs
+
+
+@pytest.fixture
+def api(api_certs):
+    server = ApiServer(api_certs, "t0ken.for.the-sidecar", EVICTED_POD)
     yield server
     server.close()
 
@@ -358,9 +342,8 @@ def api_env(port):
 
 def test_disruption_reason_read_over_tls(sidecar, gcs, worker_node, api, tmp_path):
     s = sidecar(api_env(api.port))
-    code, body = s.get("/drain?deadline=5")
-    answer = json.loads(body)
-    assert code == 200 and answer["outcome"] == "left", body
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0 and answer["outcome"] == "left", err
     assert answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting"
     assert api.seen == [("/api/v1/namespaces/ml/pods/ray-job-worker-1", "Bearer t0ken.for.the-sidecar")]
     (req,) = drain_requests(gcs)
@@ -383,9 +366,8 @@ def test_api_faults_still_drain(sidecar, gcs, worker_node, api, pod_root, tmp_pa
     else:
         port = closed_port
     s = sidecar(api_env(port))
-    code, body = s.get("/drain?deadline=6")
-    answer = json.loads(body)
-    assert code == 200 and answer["outcome"] == "left", body
+    code, answer, err = s.drain("--deadline=6")
+    assert code == 0 and answer["outcome"] == "left", err
     assert needle in answer["reason"], answer["reason"]
     assert "the reason this pod ends: reason unknown" in s.stderr
 
@@ -407,8 +389,68 @@ def test_api_request_is_built_from_checked_values_only(sidecar, gcs, worker_node
     else:
         env[f"KUBERNETES_SERVICE_{where.upper()}"] = value.format(port=api.port)
     s = sidecar(env)
-    code, body = s.get("/drain?deadline=6")
-    answer = json.loads(body)
-    assert code == 200 and answer["outcome"] == "left", body
+    code, answer, err = s.drain("--deadline=6")
+    assert code == 0 and answer["outcome"] == "left", err
     assert answer["reason"] == "reason unknown" and api.seen == [], (answer, api.seen)
     assert "the reason this pod ends is unknown" in s.stderr and needle in s.stderr, s.stderr
+
+
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion:DeprecationWarning")
+def test_an_api_server_below_tls_1_2_is_refused(sidecar, gcs, worker_node, api_certs):
+    """An API server (or whoever answers in its place) that speaks TLS 1.1 at most gets no request:
+    the reader asks for TLS 1.2 at least, the handshake fails, the token is never sent."""
+    old = ApiServer(api_certs, "t0ken.for.the-sidecar", EVICTED_POD, tls_max=ssl.TLSVersion.TLSv1_1)
+    try:
+        # The control: that server does speak TLS 1.1 to a client that asks for it.
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(api_certs / "ca.crt")
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+        ctx.minimum_version = ssl.TLSVersion.TLSv1
+        with socket.create_connection(("127.0.0.1", old.port)) as raw:
+            with ctx.wrap_socket(raw, server_hostname="kubernetes.default.svc") as tls:
+                assert tls.version() == "TLSv1.1"
+        s = sidecar(api_env(old.port))
+        code, answer, err = s.drain("--deadline=6")
+        assert code == 0 and answer["outcome"] == "left", err
+        assert answer["reason"] == "reason unknown (API server 127.0.0.1: SSL connect error)", answer
+        assert old.seen == []
+    finally:
+        old.close()
+
+
+def test_the_api_reader_is_confined_and_holds_nothing_of_the_sidecar(sidecar, gcs, worker_node, api):
+    """The reader parses TLS from the network: while it waits for the API server's answer it runs
+    under a seccomp filter, with no environment and none of the sidecar's descriptors (its
+    listening and client sockets, the prober's socket), and the reason still arrives."""
+    api.delay = 1.5
+    s = sidecar(api_env(api.port))
+    sidecar_pid = s.pid()
+    before = set(children(sidecar_pid))
+    result = []
+    waiter = threading.Thread(target=lambda: result.append(s.drain("--deadline=8")))
+    waiter.start()
+    eventually(lambda: api.seen, timeout=5)
+    (reader,) = set(children(sidecar_pid)) - before
+    status = pathlib.Path(f"/proc/{reader}/status").read_text()
+    assert re.search(r"^Seccomp:\s+2$", status, re.M) and re.search(r"^NoNewPrivs:\s+1$", status, re.M), status
+    assert set(pathlib.Path(f"/proc/{reader}/environ").read_bytes()) <= {0}
+    mine = {int(fd.name): os.readlink(fd) for fd in pathlib.Path(f"/proc/{reader}/fd").iterdir()}
+    parents = {os.readlink(fd) for fd in pathlib.Path(f"/proc/{sidecar_pid}/fd").iterdir()}
+    assert {mine.get(n) for n in (0, 1, 2)} == {"/dev/null"}, mine
+    shared = {link for n, link in mine.items() if n > 2} & parents
+    # Only the pipe to the parent, whose other end the parent holds.
+    assert len(shared) == 1 and next(iter(shared)).startswith("pipe:"), (mine, parents)
+    waiter.join(timeout=15)
+    code, answer, _ = result[0]
+    assert code == 0 and answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting", answer
+
+
+def test_an_api_server_by_name_is_looked_up_under_the_filter(sidecar, gcs, worker_node, api):
+    """KUBERNETES_SERVICE_HOST is an IP in every cluster, but a name works as before: the confined
+    reader's look into /etc/hosts is answered "no such file" and it goes on to DNS (here a name no
+    DNS has), instead of being killed."""
+    env = dict(api_env(api.port), KUBERNETES_SERVICE_HOST="api.invalid")
+    s = sidecar(env)
+    code, answer, err = s.drain("--deadline=8")
+    assert code == 0 and answer["outcome"] == "left", err
+    assert answer["reason"].startswith("reason unknown (API server api.invalid: Couldn't resolve"), answer

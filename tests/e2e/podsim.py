@@ -340,6 +340,7 @@ class Pod:
         self.extra_env = {}
         self.keep = []  # more host paths the pod must see (e.g. a test's termination-log directory)
         self.sidecars = []
+        self.hook_results = []
         self.incarnation = 0
 
     # What the pod is given ---------------------------------------------------------------------
@@ -452,14 +453,31 @@ class Pod:
                 c.kill()
 
     def _run_prestop_hooks(self, deadline):
-        """Each container's lifecycle.preStop.httpGet, called from the node (the cluster network)
-        like the kubelet does, before SIGTERM; bounded by the grace period."""
+        """Each container's lifecycle.preStop, before SIGTERM and bounded by the grace period, as the
+        kubelet runs it: an httpGet from the node (the cluster network) to the pod's IP, an exec
+        inside the pod with that container's environment. What each hook did is kept in
+        self.hook_results: (container name, exit code or None when it overran, seconds it took)."""
+        self.hook_results = []
         for c in [self.container] + self.more_containers:
-            hook = ((c.get("lifecycle") or {}).get("preStop") or {}).get("httpGet")
-            left = int(deadline - time.monotonic())
-            if hook and left > 0:
-                run("ip", "netns", "exec", self.cluster.ns, "curl", "-s", "-o", "/dev/null", "-m", str(left),
-                    f"http://{self.ip}:{hook['port']}{hook['path']}", check=False, timeout=left + 5)
+            hook = (c.get("lifecycle") or {}).get("preStop") or {}
+            t0 = time.monotonic()
+            left = int(deadline - t0)
+            if left <= 0:
+                break
+            code = None
+            if "httpGet" in hook:
+                code = run("ip", "netns", "exec", self.cluster.ns, "curl", "-s", "-o", "/dev/null", "-m", str(left),
+                           f"http://{self.ip}:{hook['httpGet']['port']}{hook['httpGet']['path']}", check=False,
+                           timeout=left + 5).returncode
+            elif "exec" in hook:
+                try:
+                    code = self.exec(self.argv({"command": hook["exec"]["command"]}), timeout=left,
+                                     env=self.env(c)).returncode
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
+                continue
+            self.hook_results.append((c["name"], code, time.monotonic() - t0))
 
     def delete(self, grace=None) -> int:
         """Like the kubelet: the pod leaves DNS, preStop hooks run, SIGTERM to PID 1, SIGKILL when

@@ -1,9 +1,11 @@
 """rayboot-sidecar beside Ray containers it does not own, with real Ray: workers run the Volcano
 ray plugin's literal command (`sh -c "ray start --block --address=J-head-0.J:6379"`), the
 sidecar runs as a second container of each worker pod, and the harness plays the kubelet. One
-worker is drained through the preStop path (/drain, then SIGTERM), the other through the
-sidecar's own SIGTERM path. The GCS must record both as drained, not dead unexpectedly."""
-import json
+worker is drained through the preStop path (the Ray container's exec hook `rayboot-sidecar
+drain`, then SIGTERM), the other through the sidecar's own SIGTERM path. The GCS must record both
+as drained, not dead unexpectedly. Before that, another pod (and the node's own address) try to
+drain a worker over the network, with every method, on both ports: nothing drains, the node
+stays ALIVE and Ready."""
 import signal
 import time
 
@@ -13,15 +15,18 @@ from test_rayboot_lifecycle import node_states
 
 JOB = "ray-plugin"
 SIDECAR_PORT = 8077
+DRAIN_PORT = 8078
+DRAIN_HOOK = ["rayboot-sidecar", "drain", "--deadline=20"]
 
 
 def literal_plugin_job():
     job = ray_job(name=JOB, workers=2, grace=30)
     worker = job["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
     # What the plugin writes into the worker's container (facts/volcano.md), plus one CPU per
-    # node to keep the simulated nodes light.
+    # node to keep the simulated nodes light; the preStop hook of k8s/volcano/sidecar-only.yaml.
     worker["command"] = ["sh", "-c", f"ray start --block --address={JOB}-head-0.{JOB}:6379 --num-cpus=1"]
     worker["env"] = []
+    worker["lifecycle"] = {"preStop": {"exec": {"command": DRAIN_HOOK}}}
     return job
 
 
@@ -36,12 +41,53 @@ def start_sidecar(pod, sidecar_bin, tmp_path):
 
 
 def http(pod, path, timeout=60):
-    """(status, body) of a request to the sidecar, made from inside the pod, as the kubelet does."""
+    """(status, body) of a request to the sidecar's probes port, made from inside the pod."""
     out = pod.exec(["curl", "-sS", "-m", str(timeout), "-w", "\n%{http_code}", f"http://127.0.0.1:{SIDECAR_PORT}{path}"],
                    timeout=timeout + 5)
     assert out.returncode == 0, out.stderr
     body, _, code = out.stdout.rpartition("\n")
     return int(code), body
+
+
+def curl_from(run_in, target_ip, port, method, path="/drain?deadline=20"):
+    """A request to target_ip:port from another network namespace: (curl's exit code, HTTP status)."""
+    out = run_in(["curl", "-sS", "-o", "/dev/null", "-m", "5", "-w", "%{http_code}", "-X", method,
+                  *(["-I"] if method == "HEAD" else []), f"http://{target_ip}:{port}{path}"])
+    return out.returncode, out.stdout.strip()
+
+
+def test_strangers_cannot_drain(cluster, sidecar_bin, tmp_path):
+    """Another pod, and the node's address on the pod network (what the kubelet's httpGet comes
+    from), ask a worker's sidecar to drain: the probes port answers 403 to every method, the drain
+    port is not there at all (it listens on the pod's loopback), and the worker's node stays
+    ALIVE in the GCS with its pod Ready."""
+    job = cluster.job(literal_plugin_job())
+    job.start()
+    head, victim = job.pod("head"), job.pod("worker", 0)
+    sidecar = start_sidecar(victim, sidecar_bin, tmp_path)
+    try:
+        wait_until(lambda: http(victim, "/readyz")[0] == 200, 180, f"{victim.name} to be ready", interval=1)
+        node = lambda argv: cluster_exec(cluster, argv)  # noqa: E731
+        for who, run_in in (("another pod", lambda argv: head.exec(argv, timeout=20)), ("the node", node)):
+            for method in ("GET", "HEAD", "POST", "PUT"):
+                assert curl_from(run_in, victim.ip, SIDECAR_PORT, method) == (0, "403"), (who, method)
+                code, status = curl_from(run_in, victim.ip, DRAIN_PORT, method)
+                assert code == 7 and status == "000", f"{who} reached the drain port: curl {code}, HTTP {status}"
+        time.sleep(3)  # past one more readiness look
+        states = {n[0]: n for n in node_states(head)}
+        assert states[victim.ip][1] == "ALIVE", states
+        assert http(victim, "/readyz")[0] == 200
+        metrics = http(victim, "/metrics")[1]
+        assert "rayboot_sidecar_drains_started_total 0" in metrics
+        assert "rayboot_sidecar_drain_refused_total 8" in metrics, metrics
+        assert "draining" not in sidecar.log(), sidecar.log()
+    finally:
+        sidecar.kill()
+
+
+def cluster_exec(cluster, argv):
+    import subprocess
+    return subprocess.run(["ip", "netns", "exec", cluster.ns, *argv], capture_output=True, text=True, timeout=20)
 
 
 def test_sidecar_drains_plugin_workers(cluster, sidecar_bin, tmp_path):
@@ -60,18 +106,17 @@ def test_sidecar_drains_plugin_workers(cluster, sidecar_bin, tmp_path):
         states = {n[0]: n for n in node_states(head)}
         assert states[prestop.ip][1] == "ALIVE" and states[sigterm.ip][1] == "ALIVE", states
 
-        # preStop: the kubelet calls /drain, then SIGTERMs the containers.
-        t0 = time.monotonic()
-        code, body = http(prestop, "/drain?deadline=20")
-        took = time.monotonic() - t0
-        answer = json.loads(body)
-        assert code == 200 and answer["accepted"] and answer["outcome"] == "left", body
-        assert answer["reason"].startswith("reason unknown") and len(answer["node_id"]) == 56
-        assert took < 20, f"the drain took {took:.1f} s"
+        # preStop: the kubelet runs the Ray container's exec hook (the drain, through the sidecar's
+        # loopback port), then SIGTERMs the Ray container (`sh` as PID 1 ignores it: SIGKILL at the
+        # end of the grace period); the sidecar goes after it.
         prestop.delete(grace=30)
+        ((container, code, took),) = prestop.hook_results
+        assert (container, code) == ("ray", 0), (prestop.hook_results, sidecars[0].log())
+        assert took < 20, f"the preStop drain took {took:.1f} s"
+        assert "node drained" in (tmp_path / f"{prestop.name}.termination-log").read_text(), sidecars[0].log()
+        assert "(preStop; reason unknown)" in sidecars[0].log(), sidecars[0].log()
         sidecars[0].signal(signal.SIGTERM)
         assert sidecars[0].wait(30) == 0, sidecars[0].log()
-        assert "node drained" in (tmp_path / f"{prestop.name}.termination-log").read_text()
 
         # SIGTERM to the sidecar alone (nobody called /drain): it drains, then leaves.
         sidecars[1].signal(signal.SIGTERM)

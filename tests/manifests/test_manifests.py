@@ -1,6 +1,10 @@
 """The shipped Kubernetes manifests (k8s/): every Volcano Job validates against Volcano's own CRD
-schema, and the sidecar wiring is consistent: the preStop drain and the probes
-reach the sidecar's port, and the grace period outlasts the drain deadline."""
+schema, and the sidecar wiring is consistent: the probes reach the sidecar's probes port, the
+preStop drain is `rayboot-sidecar drain` run inside the pod (never an httpGet: the drain is not on
+the pod network) from a binary the Ray container has, and the grace period outlasts the drain
+deadline; the API token is mounted in the sidecar alone; every job ships a NetworkPolicy that
+admits only its own pods. The test node's bridge CNI enforces no NetworkPolicy, so the policies are
+checked here, for what they select and admit, and not by traffic."""
 import pathlib
 import re
 
@@ -15,6 +19,9 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 CRD = pathlib.Path(__file__).resolve().parent / "schemas" / "batch.volcano.sh_jobs.yaml"
 MANIFESTS = sorted((REPO / "k8s").rglob("*.yaml"))
 SIDECAR_PORT = 8077
+SA_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+# Where each image has `rayboot-sidecar` (images/Dockerfile puts it on PATH in the Ray image).
+DRAIN_CLIENTS = {"registry.example.com/ray:2.60.0-rayboot0.1.0": "rayboot-sidecar"}
 # The Kubernetes minor the core kinds are validated against (kubernetes-validate's schemas).
 KUBERNETES_VERSION = "1.33.0"
 # The placeholders every manifest uses; k8s/kustomization.yaml maps them to a real registry.
@@ -75,12 +82,93 @@ def test_sidecar_wiring(path, doc):
             for probe in ("readinessProbe", "livenessProbe"):
                 if "httpGet" in c.get(probe, {}):
                     assert c[probe]["httpGet"]["port"] == SIDECAR_PORT, f"{path.name}/{c['name']} {probe}"
-            pre = c.get("lifecycle", {}).get("preStop", {}).get("httpGet")
-            if pre:
-                m = re.fullmatch(r"/drain\?deadline=(\d+)", pre["path"])
-                assert m and pre["port"] == SIDECAR_PORT, f"{path.name}/{c['name']}: preStop {pre}"
-                assert spec["terminationGracePeriodSeconds"] > int(m.group(1)), \
-                    f"{path.name}/{task['name']}: the grace period must outlast the drain deadline"
+            pre = c.get("lifecycle", {}).get("preStop", {})
+            assert "httpGet" not in pre, f"{path.name}/{c['name']}: the drain is not served on the pod network"
+            if "exec" in pre:
+                check_drain_hook(path, task, spec, c, pre["exec"]["command"])
+
+
+def check_drain_hook(path, task, spec, c, command):
+    """`rayboot-sidecar drain --deadline=N` from a binary the container has: on the image's PATH,
+    or copied by `rayboot install` into an emptyDir the container mounts."""
+    where = f"{path.name}/{task['name']}/{c['name']}"
+    assert len(command) == 3 and command[1:2] == ["drain"], f"{where}: preStop {command}"
+    m = re.fullmatch(r"--deadline=(\d+)", command[2])
+    assert m, f"{where}: preStop {command}"
+    assert spec["terminationGracePeriodSeconds"] > int(m.group(1)), \
+        f"{where}: the grace period must outlast the drain deadline"
+    if command[0] == DRAIN_CLIENTS.get(c["image"]):
+        return
+    directory, _, name = command[0].rpartition("/")
+    assert name == "rayboot-sidecar" and directory, f"{where}: {command[0]} is not in {c['image']}"
+    (mount,) = [m for m in c.get("volumeMounts", []) if m["mountPath"] == directory]
+    installs = [i for i in spec.get("initContainers", []) if i.get("command", [None])[1:2] == ["install"]
+                and any(v["name"] == mount["name"] for v in i.get("volumeMounts", []))]
+    assert installs, f"{where}: nothing installs rayboot-sidecar into volume {mount['name']}"
+    (volume,) = [v for v in spec["volumes"] if v["name"] == mount["name"]]
+    assert "emptyDir" in volume and mount.get("readOnly") is True, f"{where}: {volume}, {mount}"
+
+
+def test_api_token_only_in_the_sidecar():
+    """The Ray container runs user code: no service-account token there, in any manifest. The
+    sidecar gets one from a projected volume mounted in it alone, where it reads it (token,
+    ca.crt, namespace)."""
+    for path, spec in pod_specs():
+        where = f"{path.name}"
+        assert spec.get("automountServiceAccountToken") is False, f"{where}: the token is mounted everywhere"
+        sidecars = [c for c in spec.get("initContainers", []) if c["name"] == "rayboot-sidecar"]
+        tokens = {v["name"]: v for v in spec.get("volumes", []) if any(
+            "serviceAccountToken" in s for s in v.get("projected", {}).get("sources", []))}
+        for c in spec["containers"] + spec.get("initContainers", []):
+            mounted = [m for m in c.get("volumeMounts", []) if m["name"] in tokens]
+            if c in sidecars:
+                (m,) = mounted
+                assert m["mountPath"] == SA_PATH and m.get("readOnly") is True, f"{where}: {m}"
+                paths = {i.get("path") for s in tokens[m["name"]]["projected"]["sources"]
+                         for i in s.get("configMap", s.get("downwardAPI", {})).get("items", [])}
+                paths |= {s["serviceAccountToken"]["path"] for s in tokens[m["name"]]["projected"]["sources"]
+                          if "serviceAccountToken" in s}
+                assert paths == {"token", "ca.crt", "namespace"}, f"{where}: {paths}"
+            else:
+                assert not mounted, f"{where}/{c['name']} mounts the sidecar's token"
+
+
+def job_pod_labels(doc):
+    """The labels every pod of a job gets from its controller, for NetworkPolicy selectors."""
+    if doc["apiVersion"] == "batch.volcano.sh/v1alpha1":
+        return {"volcano.sh/job-name": doc["metadata"]["name"]}
+    return {"batch.kubernetes.io/job-name": doc["metadata"]["name"]}
+
+
+def matches(selector, labels):
+    assert set(selector) <= {"matchLabels"}, selector  # no matchExpressions to reason about here
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+@pytest.mark.parametrize("path", sorted({p for p, d in documents() if d.get("kind") == "Job"}),
+                         ids=lambda p: p.name)
+def test_every_job_ships_a_policy_admitting_only_its_own_pods(path):
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    mine = job_pod_labels(job)
+    policies = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    selecting = [p for p in policies if matches(p["spec"]["podSelector"], mine)]
+    assert selecting, f"{path.name}: no NetworkPolicy selects the job's pods {mine}"
+    # An empty selector would select every pod of the namespace: each must name this job.
+    assert all(p["spec"]["podSelector"].get("matchLabels") for p in selecting)
+    stranger = {"app": "something-else"}
+    other_job = {k: v + "-other" for k, v in mine.items()}
+    for p in selecting:
+        spec = p["spec"]
+        assert spec["policyTypes"] == ["Ingress"] and p["metadata"]["namespace"] == job["metadata"]["namespace"]
+        for rule in spec["ingress"]:
+            # No ports: the rule covers every port of the pod (Ray's ports are many and partly random).
+            assert "ports" not in rule, rule
+            assert rule["from"], rule  # an empty `from` admits everyone
+            for peer in rule["from"]:
+                assert set(peer) == {"podSelector"}, peer  # no ipBlock, no namespaceSelector: this namespace
+                assert matches(peer["podSelector"], mine)
+                assert not matches(peer["podSelector"], stranger) and not matches(peer["podSelector"], other_job)
 
 
 @pytest.mark.parametrize("path,doc", core_documents(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")

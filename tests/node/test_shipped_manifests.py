@@ -9,6 +9,7 @@ Two changes only, both forced by the test machine, and made here in the open:
   CPUs a Ray pod, which no 2-core node can schedule three times). Limits are left alone."""
 import copy
 import json
+import os
 import pathlib
 import time
 
@@ -235,18 +236,66 @@ def node_record(node, namespace):
     return [line.split() for line in node.log(namespace, "gcs-record", "record").splitlines() if line.strip()]
 
 
+# A pod outside the job that asks a worker's sidecar to drain, as a stranger on the cluster network
+# would: every method on the probes port (8077), and the drain port (8078) at the pod's address.
+STRANGER = """
+import http.client, json, socket, sys
+ip = sys.argv[1]
+seen = {}
+for method in ("GET", "HEAD", "POST", "PUT"):
+    c = http.client.HTTPConnection(ip, 8077, timeout=5)
+    c.request(method, "/drain?deadline=20")
+    seen[f"8077 {method}"] = c.getresponse().status
+    c.close()
+    try:
+        socket.create_connection((ip, 8078), timeout=5).close()
+        seen[f"8078 {method}"] = "connected"
+    except OSError as e:
+        seen[f"8078 {method}"] = type(e).__name__
+print(json.dumps(seen))
+"""
+
+
+def container_processes(namespace, pod):
+    """The live processes of POD's containers on this machine, by container: {mount namespace:
+    [pids]}, found from the pod's sidecar (its environment names the pod and its namespace) and
+    every process in its network namespace; the sandbox's pause process is left out. The node's
+    processes are in a PID namespace below this machine's, so /proc shows them all."""
+    procs = {}
+    for p in pathlib.Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                procs[int(p.name)] = (os.stat(p / "ns" / "net").st_ino, os.stat(p / "ns" / "mnt").st_ino,
+                                      (p / "environ").read_bytes().split(b"\0"), (p / "cmdline").read_bytes())
+            except OSError:
+                pass
+    want = {f"RAYBOOT_POD_NAME={pod}".encode(), f"RAYBOOT_POD_NAMESPACE={namespace}".encode()}
+    sidecars = [pid for pid, (_, _, env, cmd) in procs.items() if want <= set(env) and b"rayboot-sidecar" in cmd]
+    assert sidecars, f"no sidecar process of {namespace}/{pod}"
+    net = procs[sidecars[0]][0]
+    by_mnt = {}
+    for pid, (n, mnt, _, cmd) in procs.items():
+        if n == net and not cmd.startswith(b"/pause"):
+            by_mnt.setdefault(mnt, []).append(pid)
+    return by_mnt, procs[sidecars[0]][1]
+
+
 def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, restricted_namespace, volcano):
     """The plugin's own `sh -c "ray start ..."` Ray containers, with rayboot-sidecar beside them:
     the cluster becomes Ready through the sidecars' /readyz, runs the seed job submitted through
-    J-head-svc by `rayboot submit` from our image, and a worker evicted through the Eviction API
-    is drained by its sidecar (preStop) before it dies: the GCS records it as drained."""
+    J-head-svc by `rayboot submit` from our image. A pod outside the job cannot drain a worker
+    over the network (its node stays ALIVE, its pod Ready). Only the sidecar container holds a
+    service-account token (looked at in the live containers). The worker, evicted through the
+    Eviction API, is drained by the Ray container's preStop exec hook through its sidecar before
+    it dies: the GCS records it as drained, and the sidecar, reading its Pod with its own token,
+    names EvictionByEvictionAPI."""
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("volcano/sidecar-only.yaml")]
     apply_rbac_if_used(node, namespace, docs)
     node.create(job_configmap(namespace))
     for d in docs:
         node.create(d)
-    name = docs[-1]["metadata"]["name"]
+    (name,) = [d["metadata"]["name"] for d in docs if d["kind"] == "Job"]
     pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
 
     ready = wait_all_ready(node, namespace, volcano, name, pods)
@@ -265,6 +314,32 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
 
     victim = f"{name}-worker-1"
     victim_ip = ready[victim]["status"]["podIP"]
+
+    # A stranger: 403 on the probes port whatever the method, nothing at the drain port.
+    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stranger"},
+                 "spec": {"restartPolicy": "Never", "securityContext": RESTRICTED_POD,
+                          "containers": [{"name": "try", "image": cluster.IMAGE_NAMES["ray-stock"],
+                                          "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
+                                          "command": ["python", "-c", STRANGER, victim_ip]}]}}, namespace)
+    tried = node.wait_pod_phase(namespace, "stranger", {"Succeeded", "Failed"}, 120)
+    out = node.log(namespace, "stranger")
+    assert tried["status"]["phase"] == "Succeeded", out
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert all(seen[f"8077 {m}"] == 403 for m in ("GET", "HEAD", "POST", "PUT")), seen
+    assert all(seen[f"8078 {m}"] == "ConnectionRefusedError" for m in ("GET", "HEAD", "POST", "PUT")), seen
+    time.sleep(5)  # more than two readiness looks and a probe period
+    assert [r for r in node_record(node, namespace) if r[0] == victim_ip][-1][1] == "ALIVE", node_record(node, namespace)
+    still = node.pod(namespace, victim)
+    assert any(c["type"] == "Ready" and c["status"] == "True" for c in still["status"]["conditions"]), still["status"]
+
+    # The token: in the sidecar container, and in no other container of the pod.
+    by_mnt, sidecar_mnt = container_processes(namespace, victim)
+    token = "root/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert len(by_mnt) >= 2, by_mnt  # the sidecar and the Ray container
+    for mnt, pids in by_mnt.items():
+        has = pathlib.Path(f"/proc/{pids[0]}/{token}").exists()
+        assert has == (mnt == sidecar_mnt), (mnt, pids, has)
+
     node.evict(namespace, victim)
     last = node.follow_pod_until_gone(namespace, victim, 120)
     record = node_record(node, namespace)
@@ -274,6 +349,58 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
     sidecar = [c for c in last["status"].get("initContainerStatuses", []) if c["name"] == "rayboot-sidecar"][0]
     terminated = sidecar["state"].get("terminated") or sidecar.get("lastState", {}).get("terminated")
     assert terminated and "EvictionByEvictionAPI" in terminated.get("message", ""), last["status"]
+    assert "on preStop" in terminated.get("message", ""), terminated
+
+
+# An HTTP server that prints who calls it, its own default gateway first (from /proc/net/route).
+WHO_CALLS = """
+import http.server, socket, struct, sys, time
+for line in open("/proc/net/route").read().splitlines()[1:]:
+    f = line.split()
+    if f[1] == "00000000":
+        print("gateway", socket.inet_ntoa(struct.pack("<I", int(f[2], 16))), flush=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        print("call", self.path, self.client_address[0], flush=True)
+        if self.path == "/prestop":
+            time.sleep(3)
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("0.0.0.0", 8080), H).serve_forever()
+"""
+
+
+def test_the_kubelets_probes_and_hooks_come_from_the_bridge_not_the_node_address(node, restricted_namespace):
+    """What a source-address check for the drain would have had to admit, seen on the real node:
+    the kubelet's probes and its preStop httpGet reach a pod from the CNI bridge's address (the
+    pod's default gateway), not from status.hostIP, which no request comes from. Every hostNetwork
+    process on the node shares that address: why the drain is on the pod's loopback instead."""
+    namespace = restricted_namespace
+    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "who-calls"},
+                 "spec": {"terminationGracePeriodSeconds": 10, "securityContext": RESTRICTED_POD,
+                          "containers": [{"name": "serve", "image": cluster.IMAGE_NAMES["ray-stock"],
+                                          "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
+                                          "command": ["python", "-c", WHO_CALLS],
+                                          "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080},
+                                                             "periodSeconds": 1},
+                                          "livenessProbe": {"httpGet": {"path": "/alive", "port": 8080},
+                                                            "periodSeconds": 1},
+                                          "lifecycle": {"preStop": {"httpGet": {"path": "/prestop",
+                                                                                "port": 8080}}}}]}}, namespace)
+    pod = node.wait_pod_ready(namespace, "who-calls", 120)
+    node.delete(f"/api/v1/namespaces/{namespace}/pods/who-calls")
+    log = node.wait("the preStop call in the log",
+                    lambda: (lambda t: t if "call /prestop" in t else None)(node.log(namespace, "who-calls")), 30)
+    lines = [ln.split() for ln in log.splitlines()]
+    (gateway,) = [ln[1] for ln in lines if ln[0] == "gateway"]
+    callers = {(ln[1], ln[2]) for ln in lines if ln[0] == "call"}
+    paths = {path for path, _ in callers}
+    assert {"/ready", "/alive", "/prestop"} <= paths, callers
+    assert {src for _, src in callers} == {gateway}, (gateway, callers)
+    assert gateway != pod["status"]["hostIP"] and gateway != pod["status"]["podIP"], (gateway, pod["status"])
+    print(f"probes and preStop from {gateway}; hostIP {pod['status']['hostIP']}, podIP {pod['status']['podIP']}")
 
 
 def _rfc3339(ts):

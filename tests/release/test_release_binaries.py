@@ -72,7 +72,8 @@ def _start_long_lived(binary, tmp_path):
     (root / "etc" / "hosts").write_text("127.0.0.1\tlocalhost\n127.0.0.1\tpod-0\n")
     (root / "etc" / "resolv.conf").write_text("nameserver 127.0.0.1\n")
     env = {"HOSTNAME": "pod-0", "RAYBOOT_ROOT": str(root), "RAYBOOT_ROLE": "worker",
-           "RAYBOOT_HEAD_ADDRESS": "127.0.0.1:9", "RAYBOOT_WAIT_TIMEOUT": "60", "RAYBOOT_SIDECAR_PORT": "0"}
+           "RAYBOOT_HEAD_ADDRESS": "127.0.0.1:9", "RAYBOOT_WAIT_TIMEOUT": "60", "RAYBOOT_SIDECAR_PORT": "0",
+           "RAYBOOT_SIDECAR_DRAIN_PORT": "0"}
     err = tmp_path / "stderr"
     proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
     # Its first log line comes after main's first step, lib/relro.c's mprotect.

@@ -1,0 +1,88 @@
+"""rayboot-sidecar as the contract tests run it: in a PID namespace of its own (unshare --pid
+--mount-proc: after SIGTERM it waits for the Ray processes it can see, and on this machine it
+could otherwise see other tests'), on ports the kernel picks (both its ports set to 0), with
+helpers for its two ports and for `rayboot-sidecar drain`."""
+import json
+import os
+import pathlib
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+
+class Sidecar:
+    def __init__(self, binary, env, tmp_path):
+        self.binary = binary
+        self.env = env
+        self.log = tmp_path / f"sidecar-{time.monotonic_ns()}.err"
+        self.proc = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", str(binary)],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        self.port = self.drain_port = None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.port is None:
+            m = re.search(r"serving on port (\d+): .*; drain on 127\.0\.0\.1:(\d+);", self.stderr)
+            if m:
+                self.port, self.drain_port = int(m.group(1)), int(m.group(2))
+            elif self.proc.poll() is not None:
+                raise AssertionError(f"the sidecar exited {self.proc.returncode}:\n{self.stderr}")
+            time.sleep(0.02)
+        assert self.port, self.stderr
+
+    @property
+    def stderr(self):
+        return self.log.read_text()
+
+    def pid(self):
+        """The sidecar itself, the child of unshare."""
+        for _ in range(100):
+            try:
+                kids = pathlib.Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+            except OSError:
+                kids = []
+            if kids:
+                return int(kids[0])
+            time.sleep(0.02)
+        raise AssertionError("no sidecar process under unshare")
+
+    def get(self, path, method="GET", timeout=15, port=None, source=None):
+        """(status, body) of one request to the probes port (or PORT), from SOURCE if given."""
+        if source:
+            conn = socket.create_connection(("127.0.0.1", port or self.port), timeout=timeout,
+                                            source_address=(source, 0))
+            with conn:
+                conn.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                reply = b""
+                while chunk := conn.recv(4096):
+                    reply += chunk
+            head, _, body = reply.partition(b"\r\n\r\n")
+            return int(head.split()[1]), body.decode()
+        req = urllib.request.Request(f"http://127.0.0.1:{port or self.port}{path}", method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def post_drain(self, path="/drain", method="POST", timeout=30):
+        """A raw request to the drain port."""
+        return self.get(path, method=method, timeout=timeout, port=self.drain_port)
+
+    def drain(self, *args, timeout=60):
+        """`rayboot-sidecar drain ARGS`, as a preStop exec hook runs it: (exit code, JSON answer or
+        None, stderr)."""
+        out = subprocess.run([str(self.binary), "drain", *args], capture_output=True, text=True, timeout=timeout,
+                             env={"PATH": "/usr/bin:/bin", "RAYBOOT_SIDECAR_DRAIN_PORT": str(self.drain_port)})
+        return out.returncode, json.loads(out.stdout) if out.stdout.strip() else None, out.stderr
+
+    def terminate(self):
+        os.kill(self.pid(), signal.SIGTERM)
+        return self.proc.wait(timeout=20)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()  # --kill-child takes the sidecar with it
+            self.proc.wait(timeout=5)
