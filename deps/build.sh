@@ -41,14 +41,17 @@ fetch() {
     printf '%s\n' "$dir"
 }
 
-# step NAME FUNCTION: run FUNCTION once; a stamp records success so rebuilds are free.
+# step NAME FUNCTION: run FUNCTION once; a stamp records success so rebuilds are free. The stamp
+# holds a hash of this script: a changed recipe (a configure flag, a patched config header)
+# builds every step again, since later steps link what earlier ones made.
+recipe=$(sha256sum "$0" | cut -d' ' -f1)
 step() {
     local name=$1 fn=$2 t0
-    [ -f "$out/.stamp-$name" ] && return 0
+    [ "$(cat "$out/.stamp-$name" 2>/dev/null)" = "$recipe" ] && return 0
     t0=$(date +%s)
     log "building $name"
     "$fn" > "$out/$name.log" 2>&1 || { log "$name failed; see $out/$name.log"; tail -n 30 "$out/$name.log" >&2; exit 1; }
-    touch "$out/.stamp-$name"
+    echo "$recipe" > "$out/.stamp-$name"
     log "$name done in $(( $(date +%s) - t0 )) s"
 }
 
