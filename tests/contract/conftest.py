@@ -133,7 +133,7 @@ def pid_alive(pid: int) -> bool:
 def sidecar(sidecar_bin, pod_root, tmp_path, gcs):
     """Starts rayboot-sidecars (tests/contract/sidecars.py) for a worker at NODE_IP whose head is
     the fake GCS; each is killed at the end."""
-    from sidecars import Sidecar
+    from sidecars import SIDECAR_NODE_IP, Sidecar
     started = []
 
     def start(extra_env=None, role="worker"):
@@ -160,6 +160,3 @@ def sidecar(sidecar_bin, pod_root, tmp_path, gcs):
     for s in started:
         s.close()
 
-
-# The address of the sidecar's own Ray node in the fake GCS.
-SIDECAR_NODE_IP = "10.9.9.9"

@@ -13,6 +13,9 @@ import time
 import urllib.error
 import urllib.request
 
+# The address of the sidecar's own Ray node in the fake GCS.
+SIDECAR_NODE_IP = "10.9.9.9"
+
 
 class Sidecar:
     def __init__(self, binary, env, tmp_path):

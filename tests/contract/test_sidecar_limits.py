@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import SIDECAR_NODE_IP as NODE_IP
+from sidecars import SIDECAR_NODE_IP as NODE_IP
 from fake_gcs import DRAIN, Node, parse
 from procs import eventually
 
