@@ -3,7 +3,6 @@
  * and turn the job's end into an exit code. The JSON is lib/jobsapi.c's, the HTTP dashboard.c's. */
 #include "submit.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,7 @@
 #include "fsroot.h"
 #include "jobsapi.h"
 #include "log.h"
-#include "proc.h"
+#include "settings.h"
 #include "shellquote.h"
 #include "utf8.h"
 #include "wait.h"
@@ -37,24 +36,17 @@
 #define RUNTIME_ENV_MAX_BYTES (1024 * 1024)
 
 struct submitter {
+    const struct submit_config *c;
     struct dashboard dash;
-    char *const *argv;
-    int argc;
     char id[JOBSAPI_ID_MAX_BYTES]; /* the submission_id: given, derived, or Ray's */
-    char *runtime_env;             /* JSON object text, or NULL */
-    const char *metadata[4];
-    char meta_buf[3][320];
-    long wait_timeout_ms;
     long stop_wait_ms;
-    long head_loss_timeout_ms;
-    int sigfd;
     size_t logs_printed;
     bool logs_given_up;
 };
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-static int load_runtime_env(struct submitter *s, const char *const *envp, struct errbuf *err)
+static int load_runtime_env(struct submit_config *c, const char *const *envp, struct errbuf *err)
 {
     const char *text = env_lookup_nonempty(envp, "RAYBOOT_RUNTIME_ENV");
     const char *file = env_lookup_nonempty(envp, "RAYBOOT_RUNTIME_ENV_FILE");
@@ -64,42 +56,60 @@ static int load_runtime_env(struct submitter *s, const char *const *envp, struct
     if (text) {
         if (jobsapi_check_object(text, strlen(text), err) < 0)
             return errbuf_prefix(err, "RAYBOOT_RUNTIME_ENV");
-        s->runtime_env = strdup(text);
-        return s->runtime_env ? 0 : errbuf_set(err, "out of memory");
+        c->runtime_env = strdup(text);
+        return c->runtime_env ? 0 : errbuf_set(err, "out of memory");
     }
     if (!file)
         return 0;
-    if (fsroot_read(NULL, file, RUNTIME_ENV_MAX_BYTES, &s->runtime_env, &len, err) < 0)
+    if (fsroot_read(NULL, file, RUNTIME_ENV_MAX_BYTES, &c->runtime_env, &len, err) < 0)
         return errbuf_prefix(err, "RAYBOOT_RUNTIME_ENV_FILE");
-    if (jobsapi_check_object(s->runtime_env, len, err) < 0)
+    if (jobsapi_check_object(c->runtime_env, len, err) < 0)
         return errbuf_prefix(err, "RAYBOOT_RUNTIME_ENV_FILE=%.200s", file);
     return 0;
 }
 
-static int load_submission_id(struct submitter *s, const char *const *envp, const char *derived, struct errbuf *err)
+static int load_submission_id(struct submit_config *c, const char *const *envp, const char *derived,
+                              struct errbuf *err)
 {
     const char *given = env_lookup_nonempty(envp, "RAYBOOT_SUBMISSION_ID");
     const char *id = given ? given : derived;
     if (!id)
         return 0;
     /* It goes into URL paths: letters, digits and a few marks only. */
-    if (strlen(id) >= sizeof(s->id) || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+    if (strlen(id) >= sizeof(c->id) || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
                                            strlen(id))
         return errbuf_set(err, "RAYBOOT_SUBMISSION_ID=%.80s: use letters, digits, '-', '_' and '.' (at most %zu)", id,
-                          sizeof(s->id) - 1);
-    snprintf(s->id, sizeof(s->id), "%s", id);
+                          sizeof(c->id) - 1);
+    snprintf(c->id, sizeof(c->id), "%s", id);
     return 0;
 }
 
-static void add_metadata(struct submitter *s, const char *key, const char *value)
+int submit_config_load(struct submit_config *c, const char *const *envp, const char *derived_id, struct errbuf *err)
 {
-    size_t n = 0;
-    while (s->metadata[n])
-        n++;
-    if (!value || !value[0] || n >= 3)
-        return;
-    snprintf(s->meta_buf[n], sizeof(s->meta_buf[n]), "%s=%.256s", key, value);
-    s->metadata[n] = s->meta_buf[n];
+    if (load_runtime_env(c, envp, err) < 0 || load_submission_id(c, envp, derived_id, err) < 0)
+        return -1;
+    return 0;
+}
+
+void submit_config_free(struct submit_config *c)
+{
+    free(c->runtime_env);
+    c->runtime_env = NULL;
+}
+
+/* The entrypoint reaches the dashboard as a JSON string, and JSON is UTF-8: a word that is not
+ * (a Latin-1 file name, stray bytes) would make the request invalid, so it is refused up front. */
+int submit_check_entrypoint(char *const *argv, int argc, struct errbuf *err)
+{
+    for (int i = 0; i < argc; i++) {
+        long at = utf8_invalid_offset(argv[i]);
+        if (at >= 0)
+            return errbuf_set(err,
+                              "argument %d of the job's entrypoint is not valid UTF-8 (byte %ld is 0x%02x): the Ray "
+                              "Jobs API takes the entrypoint as JSON text",
+                              i + 1, at + 1, (unsigned)(unsigned char)argv[i][at]);
+    }
+    return 0;
 }
 
 /* ---- talking to the dashboard --------------------------------------------------------------- */
@@ -108,7 +118,7 @@ static bool stop_requested(struct submitter *s)
 {
     struct signalfd_siginfo si;
     bool stop = false;
-    while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+    while (read(s->c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
             log_info("signal %u: stopping the job", si.ssi_signo);
             stop = true;
@@ -120,7 +130,7 @@ static bool stop_requested(struct submitter *s)
 /* Sleeps ms; true when a stop signal arrived meanwhile. */
 static bool pause_ms(struct submitter *s, long ms)
 {
-    return wait_sleep(ms, s->sigfd) < 0 && stop_requested(s);
+    return wait_sleep(ms, s->c->sigfd) < 0 && stop_requested(s);
 }
 
 /* GET /api/version until it answers 200, or the deadline. */
@@ -143,7 +153,7 @@ static int wait_dashboard(struct submitter *s, struct errbuf *err)
         } else {
             snprintf(last, sizeof(last), "%s", e.msg);
         }
-        if (wait_now_ms() - start >= s->wait_timeout_ms)
+        if (wait_now_ms() - start >= s->c->wait_timeout_ms)
             return errbuf_set(err, "gave up waiting for the dashboard %s after %.1f s and %d attempts; last: %s",
                               s->dash.base, (double)(wait_now_ms() - start) / 1000.0, attempt, last);
         if (wait_now_ms() >= next_progress) {
@@ -180,9 +190,9 @@ static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *
  * us), -1 with a message: *client_error says the dashboard refused it (4xx). */
 static int post_job(struct submitter *s, bool *client_error, struct errbuf *err)
 {
-    struct jobsapi_submit req = {NULL, s->id[0] ? s->id : NULL, s->runtime_env, s->metadata};
+    struct jobsapi_submit req = {NULL, s->id[0] ? s->id : NULL, s->c->runtime_env, s->c->metadata};
     struct dashboard_reply r = {0};
-    char *entrypoint = shellquote_join(s->argv, s->argc), *body;
+    char *entrypoint = shellquote_join(s->c->argv, s->c->argc), *body;
     char summary[512];
     int rc;
     *client_error = false;
@@ -236,9 +246,9 @@ static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *er
                 return -1;
             }
         }
-        if (wait_now_ms() - start >= s->wait_timeout_ms) {
+        if (wait_now_ms() - start >= s->c->wait_timeout_ms) {
             *exit_code = EXIT_WAIT_DEADLINE;
-            return errbuf_prefix(err, "could not submit the job within %.0f s", (double)s->wait_timeout_ms / 1000.0);
+            return errbuf_prefix(err, "could not submit the job within %.0f s", (double)s->c->wait_timeout_ms / 1000.0);
         }
         log_warn("%s; retrying", err->msg);
         if (pause_ms(s, delay)) {
@@ -353,157 +363,41 @@ static int follow(struct submitter *s)
         }
         if (!unreachable_since)
             unreachable_since = wait_now_ms();
-        if (wait_now_ms() - unreachable_since >= s->head_loss_timeout_ms) {
-            log_error("the dashboard has not answered for %.0f s: %s", (double)s->head_loss_timeout_ms / 1000.0, err.msg);
+        if (wait_now_ms() - unreachable_since >= s->c->head_loss_timeout_ms) {
+            log_error("the dashboard has not answered for %.0f s: %s", (double)s->c->head_loss_timeout_ms / 1000.0, err.msg);
             return EXIT_WAIT_DEADLINE;
         }
     }
 }
 
-/* ---- the two ways in ------------------------------------------------------------------------ */
+/* ---- the whole of it ------------------------------------------------------------------------ */
 
-static int run_submitter(struct submitter *s)
+int submit_job(const struct submit_config *c)
 {
+    struct submitter s;
     struct errbuf err;
-    int code = EXIT_OK, rc = wait_dashboard(s, &err);
+    int code = EXIT_OK, rc;
+
+    memset(&s, 0, sizeof(s));
+    s.c = c;
+    memcpy(s.id, c->id, sizeof(s.id));
+    s.stop_wait_ms = c->grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+    if (s.stop_wait_ms > SUBMIT_STOP_WAIT_MS)
+        s.stop_wait_ms = SUBMIT_STOP_WAIT_MS;
+    if (dashboard_init(&s.dash, c->url, c->url_from, &err) < 0) {
+        log_error("%s", err.msg);
+        return EXIT_SOFTWARE;
+    }
+    rc = wait_dashboard(&s, &err);
     if (rc != 0) {
-        if (rc > 0)
-            return EXIT_JOB_STOPPED;
-        log_error("%s", err.msg);
-        return EXIT_WAIT_DEADLINE;
-    }
-    if (find_or_submit(s, &code, &err) < 0) {
-        log_error("%s", err.msg);
-        return code;
-    }
-    return follow(s);
-}
-
-/* The entrypoint reaches the dashboard as a JSON string, and JSON is UTF-8: a word that is not
- * (a Latin-1 file name, stray bytes) would make the request invalid, so it is refused up front. */
-static int check_entrypoint(char *const *argv, int argc, struct errbuf *err)
-{
-    for (int i = 0; i < argc; i++) {
-        long at = utf8_invalid_offset(argv[i]);
-        if (at >= 0)
-            return errbuf_set(err,
-                              "argument %d of the job's entrypoint is not valid UTF-8 (byte %ld is 0x%02x): the Ray "
-                              "Jobs API takes the entrypoint as JSON text",
-                              i + 1, at + 1, (unsigned)(unsigned char)argv[i][at]);
-    }
-    return 0;
-}
-
-static int init_submitter(struct submitter *s, char *const *argv, int argc, const struct settings *st, int sigfd)
-{
-    memset(s, 0, sizeof(*s));
-    s->argv = argv;
-    s->argc = argc;
-    s->wait_timeout_ms = st->wait_timeout_ms;
-    s->head_loss_timeout_ms = st->head_loss_timeout_ms;
-    s->stop_wait_ms = st->grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    if (s->stop_wait_ms > SUBMIT_STOP_WAIT_MS)
-        s->stop_wait_ms = SUBMIT_STOP_WAIT_MS;
-    s->sigfd = sigfd;
-    return 0;
-}
-
-static void free_submitter(struct submitter *s)
-{
-    dashboard_free(&s->dash);
-    free(s->runtime_env);
-}
-
-static int open_signals(struct errbuf *err)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    return proc_signalfd_open(&set, err);
-}
-
-int submit_main(const struct cli *cli, const char *const *envp)
-{
-    const char *url = cli->address ? cli->address : env_lookup_nonempty(envp, "RAYBOOT_DASHBOARD_ADDRESS");
-    struct submitter s;
-    struct settings st;
-    struct errbuf err;
-    int sigfd, rc;
-    if (cli->command_argc == 0) {
-        log_error("rayboot submit: give the job's entrypoint after -- (rayboot submit --address URL -- python job.py)");
-        return EXIT_CONFIG;
-    }
-    if (check_entrypoint(cli->command, cli->command_argc, &err) < 0) {
-        log_error("rayboot submit: %s", err.msg);
-        return EXIT_CONFIG;
-    }
-    if (!url) {
-        log_error("rayboot submit: no dashboard address: give --address=http://HOST:8265 or RAYBOOT_DASHBOARD_ADDRESS");
-        return EXIT_CONFIG;
-    }
-    if (settings_load(envp, &st, &err) < 0 || (sigfd = open_signals(&err)) < 0) {
-        log_error("%s", err.msg);
-        return EXIT_CONFIG;
-    }
-    init_submitter(&s, cli->command, cli->command_argc, &st, sigfd);
-    if (dashboard_init(&s.dash, url, cli->address ? "--address" : "RAYBOOT_DASHBOARD_ADDRESS", &err) < 0 ||
-        load_runtime_env(&s, envp, &err) < 0 || load_submission_id(&s, envp, NULL, &err) < 0) {
-        log_error("%s", err.msg);
-        rc = EXIT_CONFIG;
-    } else {
-        rc = run_submitter(&s);
-    }
-    free_submitter(&s);
-    close(sigfd);
-    return rc;
-}
-
-int submit_from_plan(struct run *r, const char *const *envp)
-{
-    struct submitter s;
-    struct errbuf err;
-    char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES] = "";
-    const struct plan *p = &r->plan;
-    enum wait_result res;
-    int rc;
-
-    if (check_entrypoint(p->command.items, (int)p->command.len, &err) < 0) {
-        log_error("%s", err.msg);
-        return EXIT_CONFIG;
-    }
-    init_submitter(&s, p->command.items, (int)p->command.len, &r->settings, r->sigfd);
-    /* One job per Volcano Job: its name (and namespace) is what stays the same when the pod restarts. */
-    if (p->job[0])
-        snprintf(derived, sizeof(derived), "rayboot-%.40s-%.60s", p->namespace_[0] ? p->namespace_ : "default", p->job);
-    if (load_runtime_env(&s, envp, &err) < 0 || load_submission_id(&s, envp, p->job[0] ? derived : NULL, &err) < 0) {
-        log_error("%s", err.msg);
-        free_submitter(&s);
-        return EXIT_CONFIG;
-    }
-    add_metadata(&s, "rayboot.pod", p->pod_name);
-    add_metadata(&s, "rayboot.job", p->job);
-    add_metadata(&s, "rayboot.namespace", p->namespace_);
-
-    res = run_wait_gcs(r, p->head_fqdn, wait_now_ms() + r->settings.wait_timeout_ms, &err);
-    if (res != WAIT_READY) {
-        if (res != WAIT_STOPPED)
+        code = rc > 0 ? EXIT_JOB_STOPPED : EXIT_WAIT_DEADLINE;
+        if (rc < 0)
             log_error("%s", err.msg);
-        free_submitter(&s);
-        return res == WAIT_STOPPED ? EXIT_JOB_STOPPED : res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE;
-    }
-    if (p->workers_expected > 0)
-        run_wait_workers(r, r->gcs_addr);
-    /* The address that answered, not the name: the same head, whatever DNS says next. */
-    snprintf(url, sizeof(url), strchr(r->gcs_addr, ':') ? "http://[%s]:%d" : "http://%s:%d", r->gcs_addr,
-             p->dashboard_port);
-    if (dashboard_init(&s.dash, url, "the head's dashboard", &err) < 0) {
+    } else if (find_or_submit(&s, &code, &err) < 0) {
         log_error("%s", err.msg);
-        rc = EXIT_SOFTWARE;
     } else {
-        rc = r->term_requested ? EXIT_JOB_STOPPED : run_submitter(&s);
+        code = follow(&s);
     }
-    free_submitter(&s);
-    return rc;
+    dashboard_free(&s.dash);
+    return code;
 }

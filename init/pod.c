@@ -1,0 +1,215 @@
+/* The pod's shared state and what every phase of its life does to it: spawning Ray and the
+ * command, reading signals (reap, forward, record SIGTERM), the waits for the head, and the end
+ * reason. When to do which is run.c's (start-up) and supervise.c's (after it). */
+#include "pod.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "proc.h"
+
+/* One prober request never takes longer than this (its own timeouts are shorter). */
+#define POD_PROBER_CALL_TIMEOUT_MS 15000
+
+void pod_init(struct pod *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->sigfd = -1;
+    p->prober.pid = -1;
+    p->prober.fd = -1;
+    strv_init(&p->ray_env);
+    strv_init(&p->cmd_env);
+}
+
+void pod_free(struct pod *p)
+{
+    prober_stop(&p->prober);
+    if (p->sigfd >= 0)
+        close(p->sigfd);
+    p->sigfd = -1;
+    plan_free(&p->plan);
+    strv_free(&p->ray_env);
+    strv_free(&p->cmd_env);
+}
+
+void pod_end_reason(struct pod *p, const char *fmt, ...)
+{
+    va_list ap;
+    if (p->end_reason[0])
+        return;
+    va_start(ap, fmt);
+    vsnprintf(p->end_reason, sizeof(p->end_reason), fmt, ap);
+    va_end(ap);
+}
+
+static int exec_failure_code(int exec_errno)
+{
+    return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+}
+
+/* Spawns argv for `what` ("ray" or "the command"); on failure records the reason and the
+ * 126/127 exit code. */
+static int spawn(struct pod *p, const char *what, const struct strv *argv, const struct strv *env, pid_t *pid)
+{
+    struct errbuf err;
+    int exec_errno;
+    if (proc_spawn(argv->items, env->items, pid, &exec_errno, &err) < 0) {
+        log_error("cannot start %s: %s", what, err.msg);
+        pod_end_reason(p, "cannot start %s: %s", what, err.msg);
+        *pid = 0;
+        p->exit_code = exec_failure_code(exec_errno);
+        return -1;
+    }
+    log_info("started %s (pid %d): %s", what, (int)*pid, argv->items[0]);
+    return 0;
+}
+
+int pod_start_ray(struct pod *p)
+{
+    p->ray_exited = false;
+    if (spawn(p, "ray", &p->plan.ray_start, &p->ray_env, &p->ray_pid) == 0)
+        return 0;
+    log_info("set RAYBOOT_RAY to the ray executable if it is not `ray` on PATH");
+    return -1;
+}
+
+int pod_start_command(struct pod *p)
+{
+    return spawn(p, "the command", &p->plan.command, &p->cmd_env, &p->cmd_pid);
+}
+
+void pod_reap(struct pod *p)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == p->ray_pid) {
+            p->ray_status = status;
+            p->ray_exited = true;
+            p->ray_pid = 0;
+            log_info("ray start exited (%d)", proc_exit_code(status));
+        } else if (pid == p->cmd_pid) {
+            p->cmd_status = status;
+            p->cmd_exited = true;
+            p->cmd_pid = 0;
+            log_info("the command exited (%d)", proc_exit_code(status));
+        } else if (pid == p->prober.pid) {
+            struct errbuf err;
+            p->prober.pid = -1;
+            prober_end_reason(pid, status, &err);
+            log_warn("%s; the head is no longer watched", err.msg);
+        }
+    }
+}
+
+/* Signals other than SIGTERM and SIGCHLD go to the command's process group when it runs (it is
+ * what a user talks to), else to ray start. */
+static void forward(struct pod *p, int sig)
+{
+    if (p->cmd_pid > 0)
+        proc_signal_group(p->cmd_pid, sig);
+    else if (p->ray_pid > 0)
+        kill(p->ray_pid, sig);
+}
+
+void pod_signals(struct pod *p)
+{
+    struct signalfd_siginfo si;
+    while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD) {
+            pod_reap(p);
+        } else if (sig == SIGTERM) {
+            if (p->term_requested)
+                log_info("SIGTERM again: already stopping");
+            else
+                log_info("SIGTERM: %s", p->ray_pid > 0 ? "draining this node and stopping" : "stopping");
+            p->term_requested = true;
+        } else {
+            forward(p, sig);
+        }
+    }
+    pod_reap(p); /* SIGCHLD coalesces: look once more */
+}
+
+void pod_stop_ray(struct pod *p, long timeout_ms)
+{
+    if (p->ray_pid > 0)
+        kill(p->ray_pid, SIGTERM);
+    p->kill_at_ms = wait_now_ms() + timeout_ms;
+}
+
+void pod_end(struct pod *p, int exit_code, long timeout_ms)
+{
+    p->stopping = true;
+    p->exit_code = exit_code;
+    pod_stop_ray(p, timeout_ms);
+}
+
+/* wait_for_gcs, resumed after each signal until it is decided; a SIGTERM or the death of Ray
+ * ends it with WAIT_STOPPED. */
+enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
+{
+    long deadline_ms = wait_now_ms() + timeout_ms;
+    for (;;) {
+        struct wait_gcs w = {name, p->plan.head_port, deadline_ms - wait_now_ms(), p->sigfd};
+        enum wait_result res;
+        if (w.timeout_ms < 0)
+            w.timeout_ms = 0;
+        res = wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
+        if (res != WAIT_STOPPED)
+            return res;
+        pod_signals(p);
+        if (p->term_requested || (p->ray_pid == 0 && p->ray_exited))
+            return WAIT_STOPPED;
+    }
+}
+
+void pod_wait_workers(struct pod *p, const char *gcs_addr)
+{
+    long deadline = wait_now_ms() + p->settings.workers_timeout_ms, joined = 0;
+    struct errbuf err;
+    for (;;) {
+        enum wait_result res = wait_for_workers(&p->prober, gcs_addr, p->plan.head_port, p->plan.workers_expected,
+                                                deadline - wait_now_ms(), p->sigfd, &joined, &err);
+        if (res == WAIT_STOPPED) {
+            pod_signals(p);
+            if (!p->term_requested && !p->ray_exited)
+                continue;
+            return;
+        }
+        if (res != WAIT_READY)
+            log_warn("%s", err.msg);
+        return;
+    }
+}
+
+int pod_ask(struct pod *p, int op, const char *name, const char *text, struct prober_reply *reply)
+{
+    struct prober_request req;
+    struct errbuf err;
+    memset(reply, 0, sizeof(*reply));
+    memset(&req, 0, sizeof(req));
+    req.op = op;
+    req.port = p->plan.head_port;
+    snprintf(req.addr, sizeof(req.addr), "%s", p->gcs_addr);
+    if (name)
+        snprintf(req.name, sizeof(req.name), "%s", name);
+    if (text)
+        snprintf(req.text, sizeof(req.text), "%s", text);
+    if (p->prober.pid <= 0)
+        return -1;
+    if (prober_call(&p->prober, &req, reply, POD_PROBER_CALL_TIMEOUT_MS, &err) < 0) {
+        log_warn("%s", err.msg);
+        return -1;
+    }
+    return reply->ok ? 0 : -1;
+}
