@@ -120,24 +120,55 @@ static void forward(struct pod *p, int sig)
         kill(p->ray_pid, sig);
 }
 
+static const char *stop_signal_name(const struct pod *p, int sig)
+{
+    if (sig == SIGTERM)
+        return "SIGTERM";
+    if (p->interrupt_stops && sig == SIGINT)
+        return "SIGINT";
+    if (p->interrupt_stops && sig == SIGHUP)
+        return "SIGHUP";
+    return NULL;
+}
+
 void pod_signals(struct pod *p)
 {
     struct signalfd_siginfo si;
     while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         int sig = (int)si.ssi_signo;
+        const char *stop = stop_signal_name(p, sig);
         if (sig == SIGCHLD) {
             pod_reap(p);
-        } else if (sig == SIGTERM) {
+        } else if (stop) {
             if (p->term_requested)
-                log_info("SIGTERM again: already stopping");
+                log_info("%s again: already stopping", stop);
             else
-                log_info("SIGTERM: %s", p->ray_pid > 0 ? "draining this node and stopping" : "stopping");
+                log_info("%s: %s", stop, p->ray_pid > 0 ? "draining this node and stopping" : "stopping");
             p->term_requested = true;
         } else {
             forward(p, sig);
         }
     }
     pod_reap(p); /* SIGCHLD coalesces: look once more */
+}
+
+static bool wake_on_stop(void *ctx)
+{
+    struct pod *p = ctx;
+    pod_signals(p);
+    return p->term_requested || (p->ray_pid == 0 && p->ray_exited);
+}
+
+static bool wake_on_signal(void *ctx)
+{
+    pod_signals(ctx);
+    return true;
+}
+
+struct wait_stop pod_waiter(struct pod *p, enum pod_wake wake)
+{
+    struct wait_stop w = {p->sigfd, wake == POD_WAKE_ON_STOP ? wake_on_stop : wake_on_signal, p};
+    return w;
 }
 
 void pod_stop_ray(struct pod *p, long timeout_ms)
@@ -154,42 +185,22 @@ void pod_end(struct pod *p, int exit_code, long timeout_ms)
     pod_stop_ray(p, timeout_ms);
 }
 
-/* wait_for_gcs, resumed after each signal until it is decided; a SIGTERM or the death of Ray
- * ends it with WAIT_STOPPED. */
 enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
 {
-    long deadline_ms = wait_now_ms() + timeout_ms;
-    for (;;) {
-        struct wait_gcs w = {name, p->plan.head_port, deadline_ms - wait_now_ms(), p->sigfd};
-        enum wait_result res;
-        if (w.timeout_ms < 0)
-            w.timeout_ms = 0;
-        res = wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
-        if (res != WAIT_STOPPED)
-            return res;
-        pod_signals(p);
-        if (p->term_requested || (p->ray_pid == 0 && p->ray_exited))
-            return WAIT_STOPPED;
-    }
+    struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
+    struct wait_gcs w = {name, p->plan.head_port, timeout_ms, &stop};
+    return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
 }
 
 void pod_wait_workers(struct pod *p, const char *gcs_addr)
 {
-    long deadline = wait_now_ms() + p->settings.workers_timeout_ms, joined = 0;
+    struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
     struct errbuf err;
-    for (;;) {
-        enum wait_result res = wait_for_workers(&p->prober, gcs_addr, p->plan.head_port, p->plan.workers_expected,
-                                                deadline - wait_now_ms(), p->sigfd, &joined, &err);
-        if (res == WAIT_STOPPED) {
-            pod_signals(p);
-            if (!p->term_requested && !p->ray_exited)
-                continue;
-            return;
-        }
-        if (res != WAIT_READY)
-            log_warn("%s", err.msg);
-        return;
-    }
+    long joined = 0;
+    enum wait_result res = wait_for_workers(&p->prober, gcs_addr, p->plan.head_port, p->plan.workers_expected,
+                                            p->settings.workers_timeout_ms, &stop, &joined, &err);
+    if (res != WAIT_READY && res != WAIT_STOPPED)
+        log_warn("%s", err.msg);
 }
 
 int pod_ask(struct pod *p, int op, const char *name, const char *text, struct prober_reply *reply)

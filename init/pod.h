@@ -29,7 +29,8 @@ struct pod {
     bool ray_exited;
     bool cmd_exited;
 
-    bool term_requested; /* SIGTERM arrived: drain and stop */
+    bool interrupt_stops; /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
+    bool term_requested;  /* a stop signal (SIGTERM) arrived: drain and stop */
     bool stopping;       /* the end is decided; waiting for children to go */
     bool restarting_ray; /* a worker is leaving an old head to join a new one */
     bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
@@ -57,10 +58,20 @@ void pod_end_reason(struct pod *p, const char *fmt, ...) __attribute__((format(p
 int pod_start_ray(struct pod *p);
 int pod_start_command(struct pod *p);
 
-/* Reads every pending signal: reaps children, records SIGTERM, forwards the rest. */
+/* The one place signals are read: every pending one, reaping children on SIGCHLD, recording a
+ * stop signal (SIGTERM; SIGINT and SIGHUP too with interrupt_stops), forwarding the rest. Every
+ * wait calls it through a waiter. */
 void pod_signals(struct pod *p);
 /* Reaps what has exited (SIGCHLD coalesces: the supervisor also looks when nothing was read). */
 void pod_reap(struct pod *p);
+
+/* What wakes a wait early, after pod_signals has read the signals: */
+enum pod_wake {
+    POD_WAKE_ON_STOP,   /* a stop signal, or Ray ended (its pid reaped): the waits for the head */
+    POD_WAKE_ON_SIGNAL, /* any signal: loops that look at the pod again after each */
+};
+/* A wait_stop on p's signalfd, for wait_sleep and the waits in wait.h. */
+struct wait_stop pod_waiter(struct pod *p, enum pod_wake wake);
 
 /* SIGTERM to ray start now; SIGKILL to what is left after timeout_ms. */
 void pod_stop_ray(struct pod *p, long timeout_ms);

@@ -87,6 +87,7 @@ static int run_submitter(struct pod *pod, const char *const *envp)
     char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES] = "", meta[3][320];
     const char *const keys[3] = {"rayboot.pod", "rayboot.job", "rayboot.namespace"};
     const char *const values[3] = {p->pod_name, p->job, p->namespace_};
+    struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
     struct errbuf err;
     enum wait_result res;
     size_t n = 0;
@@ -114,7 +115,7 @@ static int run_submitter(struct pod *pod, const char *const *envp)
     c.wait_timeout_ms = pod->settings.wait_timeout_ms;
     c.head_loss_timeout_ms = pod->settings.head_loss_timeout_ms;
     c.grace_period_ms = pod->settings.grace_period_ms;
-    c.sigfd = pod->sigfd;
+    c.stop = &stop;
 
     res = pod_wait_gcs(pod, p->head_fqdn, pod->settings.wait_timeout_ms, &err);
     if (res != WAIT_READY) {
@@ -180,6 +181,8 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
         return EXIT_CONFIG;
     if (settings_load(envp, &pod->settings, err) < 0)
         return EXIT_CONFIG;
+    /* The submitter stops its job on SIGINT and SIGHUP as on SIGTERM (`rayboot submit` does too). */
+    pod->interrupt_stops = pod->plan.role == PLAN_ROLE_SUBMITTER;
     if (pod->plan.role == PLAN_ROLE_WORKER && pod->plan.command.len > 0) {
         /* An Indexed Job has one pod template for every index: the command is the head's (the
          * plan refuses a command on any other worker). */

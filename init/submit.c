@@ -3,12 +3,9 @@
  * and turn the job's end into an exit code. The JSON is lib/jobsapi.c's, the HTTP dashboard.c's. */
 #include "submit.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
 #include "dashboard.h"
 #include "env.h"
@@ -114,23 +111,18 @@ int submit_check_entrypoint(char *const *argv, int argc, struct errbuf *err)
 
 /* ---- talking to the dashboard --------------------------------------------------------------- */
 
-static bool stop_requested(struct submitter *s)
-{
-    struct signalfd_siginfo si;
-    bool stop = false;
-    while (read(s->c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
-            log_info("signal %u: stopping the job", si.ssi_signo);
-            stop = true;
-        }
-    }
-    return stop;
-}
-
-/* Sleeps ms; true when a stop signal arrived meanwhile. */
+/* Sleeps ms; true when the stop check said to stop meanwhile (signals are read either way). */
 static bool pause_ms(struct submitter *s, long ms)
 {
-    return wait_sleep(ms, s->c->sigfd) < 0 && stop_requested(s);
+    return wait_sleep(ms, s->c->stop) < 0;
+}
+
+/* Sleeps ms whatever arrives: the job is being stopped already, signals are only read. */
+static void pause_through(struct submitter *s, long ms)
+{
+    long end = wait_now_ms() + ms;
+    while (wait_sleep(end - wait_now_ms(), s->c->stop) < 0)
+        ;
 }
 
 /* GET /api/version until it answers 200, or the deadline. */
@@ -329,7 +321,7 @@ static int stop_job(struct submitter *s)
             log_info("job %s is %s", s->id, jobsapi_status_name(job.status));
             return EXIT_JOB_STOPPED;
         }
-        wait_sleep(SUBMIT_POLL_MIN_MS, -1);
+        pause_through(s, SUBMIT_POLL_MIN_MS);
     }
     log_warn("job %s did not stop within %.0f s", s->id, (double)s->stop_wait_ms / 1000.0);
     return EXIT_JOB_STOPPED;

@@ -6,6 +6,7 @@
 
 #include "errbuf.h"
 #include "jobsapi.h"
+#include "wait.h"
 
 struct submit_config {
     char *const *argv; /* the job's entrypoint */
@@ -18,7 +19,7 @@ struct submit_config {
     long wait_timeout_ms;          /* for the dashboard to answer and the job to be submitted */
     long head_loss_timeout_ms;     /* the dashboard silent this long while following: give up */
     long grace_period_ms;          /* stopping the job after a stop signal fits in this */
-    int sigfd;                     /* a signalfd for SIGTERM, SIGINT and SIGHUP: stop the job */
+    const struct wait_stop *stop;  /* its check says when to stop the job (wait.h) */
 };
 
 /* The entrypoint reaches the dashboard as JSON text: every word must be UTF-8. -1 with a message

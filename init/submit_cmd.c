@@ -1,15 +1,16 @@
 /* `rayboot submit`: the dashboard's address from --address or RAYBOOT_DASHBOARD_ADDRESS, the
- * knobs from the environment, then submit.c does the rest. Stop signals are SIGTERM, SIGINT and
- * SIGHUP; no other signal is caught (nothing runs under this process to forward it to). */
+ * knobs from the environment, then submit.c does the rest. SIGTERM, SIGINT and SIGHUP stop the
+ * job, read by the pod's one signal path (pod.c); no other signal is caught (nothing runs under
+ * this process to forward it to). */
 #include "submit_cmd.h"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include "dashboard.h"
 #include "env.h"
 #include "exitcode.h"
 #include "log.h"
+#include "pod.h"
 #include "proc.h"
 #include "settings.h"
 #include "submit.h"
@@ -30,7 +31,8 @@ int submit_cmd_run(const struct cli *cli, const char *const *envp)
     const char *from = cli->address ? "--address" : "RAYBOOT_DASHBOARD_ADDRESS";
     struct submit_config c = {.argv = cli->command, .argc = cli->command_argc, .url = url, .url_from = from};
     char base[DASHBOARD_BASE_MAX_BYTES];
-    struct settings st;
+    struct wait_stop stop;
+    struct pod pod;
     struct errbuf err;
     int rc;
 
@@ -46,13 +48,18 @@ int submit_cmd_run(const struct cli *cli, const char *const *envp)
         log_error("rayboot submit: no dashboard address: give --address=http://HOST:8265 or RAYBOOT_DASHBOARD_ADDRESS");
         return EXIT_CONFIG;
     }
-    if (settings_load(envp, &st, &err) < 0 || (c.sigfd = open_signals(&err)) < 0) {
+    pod_init(&pod);
+    pod.interrupt_stops = true;
+    if (settings_load(envp, &pod.settings, &err) < 0 || (pod.sigfd = open_signals(&err)) < 0) {
         log_error("%s", err.msg);
+        pod_free(&pod);
         return EXIT_CONFIG;
     }
-    c.wait_timeout_ms = st.wait_timeout_ms;
-    c.head_loss_timeout_ms = st.head_loss_timeout_ms;
-    c.grace_period_ms = st.grace_period_ms;
+    stop = pod_waiter(&pod, POD_WAKE_ON_STOP);
+    c.stop = &stop;
+    c.wait_timeout_ms = pod.settings.wait_timeout_ms;
+    c.head_loss_timeout_ms = pod.settings.head_loss_timeout_ms;
+    c.grace_period_ms = pod.settings.grace_period_ms;
     if (dashboard_base_parse(url, from, base, &err) < 0 || submit_config_load(&c, envp, NULL, &err) < 0) {
         log_error("%s", err.msg);
         rc = EXIT_CONFIG;
@@ -60,6 +67,6 @@ int submit_cmd_run(const struct cli *cli, const char *const *envp)
         rc = submit_job(&c);
     }
     submit_config_free(&c);
-    close(c.sigfd);
+    pod_free(&pod);
     return rc;
 }

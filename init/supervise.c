@@ -3,7 +3,6 @@
  * SIGTERM, and on workers follows the head: leaves when its job is done, rejoins a new head.
  * After start-up it never exits because of an error it can log (catatonit's rule). */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,13 +39,13 @@ static void drive_drain(struct pod *pod, struct drain *d)
 {
     struct prober_request req;
     struct prober_reply reply;
+    struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
     struct errbuf err;
     long wake_ms;
     int step;
     while (pod->ray_pid > 0 && (step = drain_step(d, wait_now_ms(), &req, &wake_ms)) >= 0) {
         if (step == 0) {
-            if (wait_sleep(wake_ms - wait_now_ms(), pod->sigfd) < 0)
-                pod_signals(pod);
+            wait_sleep(wake_ms - wait_now_ms(), &wake);
             continue;
         }
         if (pod->prober.pid <= 0 || prober_call(&pod->prober, &req, &reply, PROBER_CALL_TIMEOUT_MS, &err) < 0) {
@@ -107,12 +106,12 @@ static void shut_down(struct pod *pod)
 static void wait_workers_gone(struct pod *pod)
 {
     long deadline = wait_now_ms() + HEAD_LINGER_MS;
+    struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
     struct prober_reply nodes;
     while (wait_now_ms() < deadline && pod->ray_pid > 0 && !pod->term_requested) {
         if (pod_ask(pod, PROBE_COUNT_NODES, NULL, NULL, &nodes) == 0 && nodes.alive_workers == 0)
             return;
-        if (wait_sleep(HEAD_LINGER_POLL_MS, pod->sigfd) < 0)
-            pod_signals(pod);
+        wait_sleep(HEAD_LINGER_POLL_MS, &stop);
     }
 }
 
@@ -279,8 +278,8 @@ static void kill_everything(struct pod *pod)
 
 int supervise(struct pod *pod)
 {
+    struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
     for (;;) {
-        struct pollfd pfd = {pod->sigfd, POLLIN, 0};
         long timeout = WORKER_MONITOR_INTERVAL_MS, now;
 
         decide(pod);
@@ -303,9 +302,7 @@ int supervise(struct pod *pod)
             timeout = pod->kill_at_ms - now;
         if (pod->plan.role == PLAN_ROLE_WORKER && !pod->stopping && pod->next_monitor_ms - now < timeout)
             timeout = pod->next_monitor_ms > now ? pod->next_monitor_ms - now : 0;
-        if (poll(&pfd, 1, (int)timeout) > 0)
-            pod_signals(pod);
-        else
+        if (wait_sleep(timeout, &wake) == 0)
             pod_reap(pod);
     }
 }

@@ -35,18 +35,19 @@ long wait_now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-int wait_sleep(long ms, int stop_fd)
+int wait_sleep(long ms, const struct wait_stop *stop)
 {
-    struct pollfd pfd = {stop_fd, POLLIN, 0};
+    struct pollfd pfd = {stop ? stop->fd : -1, POLLIN, 0};
     long end = wait_now_ms() + ms;
     for (;;) {
         long left = end - wait_now_ms();
-        int rc;
-        if (left <= 0)
+        if (poll(&pfd, pfd.fd >= 0 ? 1 : 0, left > 0 ? (int)left : 0) > 0) {
+            if (stop && stop->check(stop->ctx))
+                return -1;
+            continue; /* read and not a reason to stop: sleep what is left */
+        }
+        if (wait_now_ms() >= end)
             return 0;
-        rc = poll(&pfd, stop_fd >= 0 ? 1 : 0, (int)left);
-        if (rc > 0)
-            return -1;
     }
 }
 
@@ -132,7 +133,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                  * the name and resolves it itself, so a head found while DNS fails could not be
                  * joined anyway. */
                 addr[0] = '\0';
-                if (wait_sleep(delay, w->stop_fd) < 0)
+                if (wait_sleep(delay, w->stop) < 0)
                     return WAIT_STOPPED;
                 continue;
             }
@@ -164,13 +165,13 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
             continue;
         delay = backoff_jitter_ms(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
         progress_fail(&pr, stage, reply.reason, delay);
-        if (wait_sleep(delay, w->stop_fd) < 0)
+        if (wait_sleep(delay, w->stop) < 0)
             return WAIT_STOPPED;
     }
 }
 
 enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, long expected, long timeout_ms,
-                                  int stop_fd, long *joined, struct errbuf *err)
+                                  const struct wait_stop *stop, long *joined, struct errbuf *err)
 {
     struct progress pr = {0};
     struct prober_request req;
@@ -211,7 +212,7 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
         } else {
             progress_fail(&pr, "GetAllNodeInfo", reply.reason, WORKERS_POLL_MS);
         }
-        if (wait_sleep(WORKERS_POLL_MS, stop_fd) < 0)
+        if (wait_sleep(WORKERS_POLL_MS, stop) < 0)
             return WAIT_STOPPED;
     }
 }
