@@ -16,9 +16,6 @@
 #include "log.h"
 #include "proc.h"
 
-/* One prober request never takes longer than this (its own timeouts are shorter). */
-#define POD_PROBER_CALL_TIMEOUT_MS 15000
-
 void pod_init(struct pod *p)
 {
     memset(p, 0, sizeof(*p));
@@ -203,24 +200,20 @@ void pod_wait_workers(struct pod *p, const char *gcs_addr)
         log_warn("%s", err.msg);
 }
 
-int pod_ask(struct pod *p, int op, const char *name, const char *text, struct prober_reply *reply)
+enum prober_status pod_ask(struct pod *p, struct prober_request req, struct prober_reply *reply)
 {
-    struct prober_request req;
     struct errbuf err;
+    enum prober_status st;
     memset(reply, 0, sizeof(*reply));
-    memset(&req, 0, sizeof(req));
-    req.op = op;
-    req.port = p->plan.head_port;
-    snprintf(req.addr, sizeof(req.addr), "%s", p->gcs_addr);
-    if (name)
-        snprintf(req.name, sizeof(req.name), "%s", name);
-    if (text)
-        snprintf(req.text, sizeof(req.text), "%s", text);
-    if (p->prober.pid <= 0)
-        return -1;
-    if (prober_call(&p->prober, &req, reply, POD_PROBER_CALL_TIMEOUT_MS, &err) < 0) {
-        log_warn("%s", err.msg);
-        return -1;
+    if (p->prober.pid <= 0) {
+        reply->status = PROBER_DIED;
+        snprintf(reply->reason, sizeof(reply->reason), "the prober is not running");
+        return PROBER_DIED;
     }
-    return reply->ok ? 0 : -1;
+    st = prober_ask(&p->prober, &req, reply, &err);
+    if (st == PROBER_DIED) {
+        log_warn("%s", err.msg);
+        snprintf(reply->reason, sizeof(reply->reason), "%s", err.msg);
+    }
+    return st;
 }

@@ -84,8 +84,8 @@ enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, 
 /* Waits (bounded by RAYBOOT_WORKERS_TIMEOUT) for the expected workers in the GCS at gcs_addr. */
 void pod_wait_workers(struct pod *p, const char *gcs_addr);
 
-/* One prober request to the GCS at p->gcs_addr (name and text as the request takes them): 0 when
- * it answered yes, -1 when not (reply->reason) or when the prober failed (logged). */
-int pod_ask(struct pod *p, int op, const char *name, const char *text, struct prober_reply *reply);
+/* One prober request (prober_req.h builds them): the reply's status, or PROBER_DIED when the
+ * prober is not running or failed (logged; reply->reason says so too). */
+enum prober_status pod_ask(struct pod *p, struct prober_request req, struct prober_reply *reply);
 
 #endif

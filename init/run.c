@@ -23,7 +23,7 @@
 static void remember_cluster_id(struct pod *pod)
 {
     struct prober_reply reply;
-    if (pod_ask(pod, PROBE_CLUSTER_ID, NULL, NULL, &reply) == 0)
+    if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK)
         snprintf(pod->cluster_id, sizeof(pod->cluster_id), "%s", reply.value);
 }
 

@@ -30,8 +30,6 @@
 #define HEAD_LINGER_MS 8000
 #define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
-/* One prober request never takes longer than this (its own timeouts are shorter). */
-#define PROBER_CALL_TIMEOUT_MS 15000
 
 /* Drives the drain with blocking prober calls, reading signals between looks. Stops early when
  * ray start is gone: its raylet exits by itself once the drain is through. */
@@ -40,7 +38,6 @@ static void drive_drain(struct pod *pod, struct drain *d)
     struct prober_request req;
     struct prober_reply reply;
     struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
-    struct errbuf err;
     long wake_ms;
     int step;
     while (pod->ray_pid > 0 && (step = drain_step(d, wait_now_ms(), &req, &wake_ms)) >= 0) {
@@ -48,8 +45,9 @@ static void drive_drain(struct pod *pod, struct drain *d)
             wait_sleep(wake_ms - wait_now_ms(), &wake);
             continue;
         }
-        if (pod->prober.pid <= 0 || prober_call(&pod->prober, &req, &reply, PROBER_CALL_TIMEOUT_MS, &err) < 0) {
-            log_warn("%s", pod->prober.pid <= 0 ? "the prober is not running" : err.msg);
+        if (pod_ask(pod, req, &reply) == PROBER_DIED) {
+            if (pod->prober.pid <= 0)
+                log_warn("%s", reply.reason);
             drain_reply(d, wait_now_ms(), NULL);
         } else {
             bool requesting = d->state == DRAIN_REQUESTING;
@@ -109,7 +107,7 @@ static void wait_workers_gone(struct pod *pod)
     struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
     struct prober_reply nodes;
     while (wait_now_ms() < deadline && pod->ray_pid > 0 && !pod->term_requested) {
-        if (pod_ask(pod, PROBE_COUNT_NODES, NULL, NULL, &nodes) == 0 && nodes.alive_workers == 0)
+        if (pod_ask(pod, prober_req_nodes(pod->gcs_addr, pod->plan.head_port, 0), &nodes) == PROBER_OK && nodes.alive_workers == 0)
             return;
         wait_sleep(HEAD_LINGER_POLL_MS, &stop);
     }
@@ -125,7 +123,7 @@ static void command_done(struct pod *pod)
     pod->job_finished = true;
     pod->stopping = true;
     snprintf(code, sizeof(code), "%d", pod->exit_code);
-    if (pod->ray_pid > 0 && pod_ask(pod, PROBE_KV_PUT, FINISHED_KEY, code, &reply) == 0) {
+    if (pod->ray_pid > 0 && pod_ask(pod, prober_req_kv_put(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, code, 0), &reply) == PROBER_OK) {
         log_info("the command is done (exit %d); waiting for the workers to leave before Ray stops", pod->exit_code);
         wait_workers_gone(pod);
     }
@@ -146,7 +144,8 @@ static void worker_ray_ended(struct pod *pod)
     }
     if (!pod->restarting_ray) {
         struct prober_reply reply;
-        if (pod_ask(pod, PROBE_CLUSTER_ID, NULL, NULL, &reply) == 0 && strcmp(reply.value, pod->cluster_id) == 0) {
+        if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK &&
+            strcmp(reply.value, pod->cluster_id) == 0) {
             pod->stopping = true;
             pod->exit_code = proc_exit_code(pod->ray_status);
             if (pod->exit_code == 0)
@@ -174,7 +173,7 @@ static void worker_ray_ended(struct pod *pod)
     }
     {
         struct prober_reply reply;
-        if (pod_ask(pod, PROBE_CLUSTER_ID, NULL, NULL, &reply) == 0)
+        if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK)
             snprintf(pod->cluster_id, sizeof(pod->cluster_id), "%s", reply.value);
     }
     pod->head_lost_since_ms = 0;
@@ -190,9 +189,9 @@ static void monitor_head(struct pod *pod)
     if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 || wait_now_ms() < pod->next_monitor_ms)
         return;
     pod->next_monitor_ms = wait_now_ms() + WORKER_MONITOR_INTERVAL_MS;
-    if (pod_ask(pod, PROBE_RESOLVE, pod->plan.head_fqdn, NULL, &reply) == 0)
+    if (pod_ask(pod, prober_req_resolve(pod->plan.head_fqdn, 0), &reply) == PROBER_OK)
         snprintf(pod->gcs_addr, sizeof(pod->gcs_addr), "%s", reply.addr);
-    if (pod_ask(pod, PROBE_CLUSTER_ID, NULL, NULL, &reply) < 0) {
+    if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) != PROBER_OK) {
         if (pod->head_lost_since_ms == 0) {
             pod->head_lost_since_ms = wait_now_ms();
             log_warn("lost the head %s:%d: %s", pod->plan.head_fqdn, pod->plan.head_port, reply.reason);
@@ -211,7 +210,7 @@ static void monitor_head(struct pod *pod)
         kill(pod->ray_pid, SIGTERM);
         return;
     }
-    if (pod_ask(pod, PROBE_KV_GET, FINISHED_KEY, NULL, &reply) == 0) {
+    if (pod_ask(pod, prober_req_kv_get(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, 0), &reply) == PROBER_OK) {
         log_info("the head's command finished (exit %s): stopping Ray", reply.value);
         pod_end_reason(pod, "the head's command finished (exit %s)", reply.value);
         pod->job_finished = true;

@@ -9,7 +9,7 @@
 #include "dns.h"
 #include "errbuf.h"
 #include "gcs.h"
-#include "prober.h"
+#include "prober_req.h"
 
 /* How often the drain looks whether the node has left the GCS. */
 #define DRAIN_POLL_MS 250

@@ -139,12 +139,13 @@ int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_
 }
 
 int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
-                         struct errbuf *err)
+                         bool *found, struct errbuf *err)
 {
     struct pb_reader r, nr;
     struct pb_field f, nf;
     size_t ip_len = strlen(node_ip);
     int rc;
+    *found = false;
     pb_reader_init(&r, msg, len);
     while ((rc = pb_next(&r, &f)) == 1) {
         const uint8_t *node_id = NULL;
@@ -171,21 +172,23 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
                 return errbuf_set(err, "node %s has a %zu-byte id (expected %d)", node_ip, node_id_len,
                                   GCS_NODE_ID_BYTES);
             memcpy(id, node_id, GCS_NODE_ID_BYTES);
+            *found = true;
             return 0;
         }
     }
     if (rc < 0)
         return errbuf_set(err, "malformed GetAllNodeInfoReply");
-    return errbuf_set(err, "no ALIVE node with address %s in the GCS", node_ip);
+    return 0;
 }
 
 int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                  uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err)
+                  uint8_t id[GCS_NODE_ID_BYTES], bool *found, struct errbuf *err)
 {
     struct grpc_reply reply;
     int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_ALIVE, &reply, err);
+    *found = false;
     if (rc == 0)
-        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, err);
+        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, found, err);
     grpc_reply_free(&reply);
     return rc;
 }
@@ -406,25 +409,26 @@ int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key,
     return rc;
 }
 
-int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, struct errbuf *err)
+int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, bool *found, struct errbuf *err)
 {
     struct pb_reader r;
     struct pb_field f;
-    int rc, found = 0;
+    int rc;
+    *found = false;
     pb_reader_init(&r, msg, len);
     while ((rc = pb_next(&r, &f)) == 1) {
         if (f.number == 2 && f.wire == PB_BYTES && cap > 0) {
             size_t n = f.len < cap - 1 ? f.len : cap - 1;
             memcpy(value, f.data, n);
             value[n] = '\0';
-            found = 1;
+            *found = true;
         }
     }
-    return rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : found;
+    return rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : 0;
 }
 
 int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
-               struct errbuf *err)
+               bool *found, struct errbuf *err)
 {
     uint8_t req[512];
     struct pb_writer w;
@@ -433,9 +437,10 @@ int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key,
     pb_writer_init(&w, req, sizeof(req));
     pb_put_bytes(&w, 1, key, strlen(key));
     pb_put_bytes(&w, 2, GCS_KV_NAMESPACE, strlen(GCS_KV_NAMESPACE));
+    *found = false;
     rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVGet", &w, &reply, err);
     if (rc == 0)
-        rc = gcs_decode_kv_get(reply.msg, reply.msg_len, value, cap, err);
+        rc = gcs_decode_kv_get(reply.msg, reply.msg_len, value, cap, found, err);
     grpc_reply_free(&reply);
     return rc;
 }

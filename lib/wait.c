@@ -25,8 +25,6 @@
 #define WAIT_PROGRESS_INTERVAL_MS 5000
 /* The node list is asked for less eagerly: it is a bigger reply on a busy GCS. */
 #define WORKERS_POLL_MS 250
-/* One prober request never takes longer than this (its own timeouts are shorter). */
-#define PROBER_CALL_TIMEOUT_MS 15000
 
 long wait_now_ms(void)
 {
@@ -79,14 +77,13 @@ static bool cut_by_deadline(const struct progress *pr, long deadline)
     return pr->attempt > 0 && wait_now_ms() >= deadline;
 }
 
-/* One prober request, bounded by what is left of the wait's deadline. */
-static enum wait_result call(struct prober *p, struct prober_request *req, long deadline, struct prober_reply *reply,
-                             struct errbuf *err)
+/* One prober request; its budget is what is left of the wait's deadline. PROBER_DIED ends the
+ * wait (err says how). */
+static enum prober_status ask(struct prober *p, struct prober_request req, long deadline,
+                              struct prober_reply *reply, struct errbuf *err)
 {
-    req->budget_ms = deadline_left_ms(deadline, wait_now_ms());
-    if (prober_call(p, req, reply, PROBER_CALL_TIMEOUT_MS, err) < 0)
-        return WAIT_PROBER_DIED;
-    return WAIT_READY;
+    req.budget_ms = deadline_left_ms(deadline, wait_now_ms());
+    return prober_ask(p, &req, reply, err);
 }
 
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
@@ -94,8 +91,8 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
 {
     struct progress pr = {0};
     struct backoff dns_backoff, poll_jitter;
-    struct prober_request req;
     struct prober_reply reply;
+    enum prober_status st;
     char what[300];
     long deadline, resolved_at = 0;
 
@@ -117,14 +114,11 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                        pr.last_failure[0] ? pr.last_failure : "nothing tried");
             return WAIT_DEADLINE;
         }
-        memset(&req, 0, sizeof(req));
-        req.port = w->port;
         if (!addr[0] || wait_now_ms() - resolved_at >= DNS_REFRESH_MS) {
-            req.op = PROBE_RESOLVE;
-            snprintf(req.name, sizeof(req.name), "%s", w->name);
-            if (call(p, &req, deadline, &reply, err) != WAIT_READY)
+            st = ask(p, prober_req_resolve(w->name, 0), deadline, &reply, err);
+            if (st == PROBER_DIED)
                 return WAIT_PROBER_DIED;
-            if (!reply.ok) {
+            if (st != PROBER_OK) {
                 if (cut_by_deadline(&pr, deadline))
                     continue;
                 delay = backoff_next_ms(&dns_backoff);
@@ -143,24 +137,19 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
             memcpy(addr, reply.addr, DNS_ADDR_MAX_BYTES);
             resolved_at = wait_now_ms();
         }
-        memset(&req, 0, sizeof(req));
-        req.port = w->port;
-        memcpy(req.addr, addr, DNS_ADDR_MAX_BYTES);
-        req.op = PROBE_TCP;
         stage = "TCP";
-        if (call(p, &req, deadline, &reply, err) != WAIT_READY)
-            return WAIT_PROBER_DIED;
-        if (reply.ok) {
-            req.op = PROBE_HEALTH;
+        st = ask(p, prober_req_tcp(addr, w->port, 0), deadline, &reply, err);
+        if (st == PROBER_OK) {
             stage = "Health/Check";
-            if (call(p, &req, deadline, &reply, err) != WAIT_READY)
-                return WAIT_PROBER_DIED;
-            if (reply.ok) {
+            st = ask(p, prober_req_health(addr, w->port, 0), deadline, &reply, err);
+            if (st == PROBER_OK) {
                 log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
                          (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt);
                 return WAIT_READY;
             }
         }
+        if (st == PROBER_DIED)
+            return WAIT_PROBER_DIED;
         if (cut_by_deadline(&pr, deadline))
             continue;
         delay = backoff_jitter_ms(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
@@ -174,8 +163,8 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
                                   const struct wait_stop *stop, long *joined, struct errbuf *err)
 {
     struct progress pr = {0};
-    struct prober_request req;
     struct prober_reply reply;
+    enum prober_status st;
     char what[128];
     long deadline;
 
@@ -185,14 +174,11 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
     pr.next_log_ms = pr.start_ms + WAIT_PROGRESS_INTERVAL_MS; /* a slow join is normal at first */
     deadline = pr.start_ms + timeout_ms;
     *joined = 0;
-    memset(&req, 0, sizeof(req));
-    req.op = PROBE_COUNT_NODES;
-    req.port = port;
-    snprintf(req.addr, sizeof(req.addr), "%s", addr);
     for (;;) {
-        if (call(p, &req, deadline, &reply, err) != WAIT_READY)
+        st = ask(p, prober_req_nodes(addr, port, 0), deadline, &reply, err);
+        if (st == PROBER_DIED)
             return WAIT_PROBER_DIED;
-        if (reply.ok) {
+        if (st == PROBER_OK) {
             *joined = reply.alive_workers;
             if (*joined >= expected) {
                 log_info("%ld of %ld workers joined after %.2f s", *joined, expected,
@@ -205,7 +191,7 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
                        (double)timeout_ms / 1000.0);
             return WAIT_DEADLINE;
         }
-        if (reply.ok) {
+        if (st == PROBER_OK) {
             char status[64];
             snprintf(status, sizeof(status), "%ld joined", *joined);
             progress_fail(&pr, "workers", status, WORKERS_POLL_MS);

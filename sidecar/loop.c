@@ -16,8 +16,6 @@
 #include "termlog.h"
 #include "wait.h"
 
-/* A prober request that takes longer than this is stuck: the prober is replaced. */
-#define SIDECAR_PROBER_TIMEOUT_MS 15000
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
 #define SIDECAR_RESOLVE_INTERVAL_MS 1000
 /* After SIGTERM, how often to look whether Ray's processes are gone. */
@@ -69,15 +67,12 @@ static void send_request(struct sidecar *s, const struct prober_request *req, en
         return;
     }
     s->in_flight = use;
-    s->prober_deadline_ms = now_ms + SIDECAR_PROBER_TIMEOUT_MS;
+    s->prober_deadline_ms = now_ms + PROBER_TIMEOUT_MS; /* past it the prober is replaced */
 }
 
 static void send_resolve(struct sidecar *s, long now_ms)
 {
-    struct prober_request req;
-    memset(&req, 0, sizeof(req));
-    req.op = PROBE_RESOLVE;
-    snprintf(req.name, sizeof(req.name), "%.*s", (int)sizeof(req.name) - 1, s->plan.head_fqdn);
+    struct prober_request req = prober_req_resolve(s->plan.head_fqdn, 0);
     s->resolved_ms = now_ms;
     send_request(s, &req, USE_RESOLVE, now_ms);
 }
@@ -85,16 +80,9 @@ static void send_resolve(struct sidecar *s, long now_ms)
 /* Readiness: a worker's node ALIVE in the GCS; on the head, the GCS SERVING. */
 static void send_ready_check(struct sidecar *s, long now_ms)
 {
-    struct prober_request req;
-    memset(&req, 0, sizeof(req));
-    req.port = s->plan.head_port;
-    snprintf(req.addr, sizeof(req.addr), "%s", s->gcs_addr);
-    if (s->plan.role == PLAN_ROLE_WORKER) {
-        req.op = PROBE_FIND_NODE;
-        snprintf(req.name, sizeof(req.name), "%.*s", (int)sizeof(req.name) - 1, s->plan.pod_ip);
-    } else {
-        req.op = PROBE_HEALTH;
-    }
+    struct prober_request req = s->plan.role == PLAN_ROLE_WORKER
+                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.pod_ip, 0)
+                                    : prober_req_health(s->gcs_addr, s->plan.head_port, 0);
     s->next_ready_ms = now_ms + SIDECAR_READY_INTERVAL_MS;
     send_request(s, &req, USE_READY, now_ms);
 }
@@ -168,7 +156,7 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
 static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
 {
     s->ready_checked = true;
-    if (reply && reply->ok) {
+    if (reply && reply->status == PROBER_OK) {
         if (!s->ready)
             log_info("ready: %s", s->plan.role == PLAN_ROLE_WORKER ? "this pod's node is ALIVE" : "the GCS is SERVING");
         s->ready = true;
@@ -186,7 +174,7 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
     snprintf(s->ready_reason, sizeof(s->ready_reason), "GCS %s:%d: %.900s", s->gcs_addr, s->plan.head_port,
              reply ? reply->reason : "the prober failed");
     /* Only "no such node" comes from a GCS that answered; anything else may be an old address. */
-    if (!reply || strcmp(reply->value, "no") != 0)
+    if (!reply || reply->status != PROBER_ABSENT)
         s->gcs_addr[0] = '\0';
 }
 
@@ -197,7 +185,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
     s->in_flight = USE_NONE;
     switch (use) {
     case USE_RESOLVE:
-        if (reply && reply->ok) {
+        if (reply && reply->status == PROBER_OK) {
             snprintf(s->gcs_addr, sizeof(s->gcs_addr), "%s", reply->addr);
         } else {
             s->ready = false;
@@ -211,7 +199,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         break;
     case USE_DRAIN:
         drain_reply(&s->drain, now_ms, reply);
-        if (before == DRAIN_REQUESTING && reply && reply->ok) {
+        if (before == DRAIN_REQUESTING && reply && reply->status == PROBER_OK) {
             s->drain_accepted = true;
             snprintf(s->node_id, sizeof(s->node_id), "%.56s", reply->value);
             log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.pod_ip, s->node_id);
@@ -338,18 +326,18 @@ static void dispatch(struct sidecar *s, const struct epoll_event *ev, long now_m
 {
     struct prober_reply reply;
     struct errbuf err;
-    int rc;
+    enum prober_status st;
     switch (ev->data.u32) {
     case TAG_SIGNAL:
         on_signals(s);
         break;
     case TAG_PROBER:
-        rc = prober_receive(&s->prober, &reply, &err);
-        if (rc == 0) {
-            on_reply(s, &reply, now_ms);
-        } else if (rc < 0) {
+        st = prober_receive(&s->prober, &reply, &err);
+        if (st == PROBER_DIED) {
             on_reply(s, NULL, now_ms);
             restart_prober(s, err.msg);
+        } else if (st != PROBER_PENDING) {
+            on_reply(s, &reply, now_ms);
         }
         break;
     case TAG_HTTP:
