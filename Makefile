@@ -249,22 +249,22 @@ CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 # parser it calls.
 PLAN_SRC := lib/plan.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
             lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c lib/errbuf.c
-GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/deadline.c lib/errbuf.c
-FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/errbuf.c
-FUZZ_SRC_jobsapi    := lib/jobsapi.c lib/json.c lib/errbuf.c
+GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
+FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/utf8.c lib/errbuf.c
+FUZZ_SRC_jobsapi    := lib/jobsapi.c lib/json.c lib/utf8.c lib/errbuf.c
 FUZZ_SRC_flags      := init/cli.c lib/log.c $(PLAN_SRC)
-FUZZ_SRC_env        := lib/plan_render.c lib/settings.c lib/utf8.c $(PLAN_SRC)
+FUZZ_SRC_env        := lib/plan_render.c lib/settings.c lib/json.c lib/utf8.c $(PLAN_SRC)
 FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_hosts      := lib/hosts.c
 FUZZ_SRC_resolvconf := lib/resolvconf.c
 FUZZ_SRC_volcano    := lib/volcano.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c lib/errbuf.c
 FUZZ_SRC_cgroup     := lib/cgroup.c lib/fsroot.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_address    := lib/address.c lib/dnsname.c lib/errbuf.c
-FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/deadline.c lib/errbuf.c
+FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
 FUZZ_SRC_protobuf   := lib/protobuf.c
 FUZZ_SRC_gcs        := $(GCS_SRC)
 FUZZ_SRC_drain      := lib/drain.c lib/prober_req.c $(GCS_SRC)
-FUZZ_SRC_dashboard  := init/dashboard.c lib/curlbody.c lib/errbuf.c
+FUZZ_SRC_dashboard  := init/dashboard.c lib/httpc.c lib/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c
 FUZZ_SRC_log        := lib/log.c
 

@@ -14,6 +14,7 @@
 
 #include "exitcode.h"
 #include "log.h"
+#include "monotime.h"
 #include "proc.h"
 
 void pod_init(struct pod *p)
@@ -172,7 +173,7 @@ void pod_stop_ray(struct pod *p, long timeout_ms)
 {
     if (p->ray_pid > 0)
         kill(p->ray_pid, SIGTERM);
-    p->kill_at_ms = wait_now_ms() + timeout_ms;
+    p->kill_at_ms = monotime_ms() + timeout_ms;
 }
 
 void pod_end(struct pod *p, int exit_code, long timeout_ms)

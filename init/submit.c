@@ -7,21 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff.h"
 #include "dashboard.h"
 #include "env.h"
 #include "exitcode.h"
 #include "fsroot.h"
 #include "jobsapi.h"
 #include "log.h"
+#include "monotime.h"
 #include "settings.h"
 #include "shellquote.h"
 #include "utf8.h"
 #include "wait.h"
 
-/* Polling: fast while the log grows, backing off to the cap while it is quiet. */
+/* Polling: fast while the log grows, backing off to the cap while it is quiet (lib/backoff.c's
+ * schedule without jitter: one submitter, one dashboard). */
 #define SUBMIT_POLL_MIN_MS 250
 #define SUBMIT_POLL_MAX_MS 2000
-/* Waiting for the dashboard to answer: retries with this backoff inside the wait deadline. */
+/* Waiting for the dashboard to answer, and to submit: retries with this backoff inside the wait
+ * deadline. */
 #define SUBMIT_RETRY_MIN_MS 200
 #define SUBMIT_RETRY_MAX_MS 2000
 #define SUBMIT_PROGRESS_MS 5000
@@ -120,49 +124,50 @@ static bool pause_ms(struct submitter *s, long ms)
 /* Sleeps ms whatever arrives: the job is being stopped already, signals are only read. */
 static void pause_through(struct submitter *s, long ms)
 {
-    long end = wait_now_ms() + ms;
-    while (wait_sleep(end - wait_now_ms(), s->c->stop) < 0)
+    long end = monotime_ms() + ms;
+    while (wait_sleep(end - monotime_ms(), s->c->stop) < 0)
         ;
 }
 
 /* GET /api/version until it answers 200, or the deadline. */
 static int wait_dashboard(struct submitter *s, struct errbuf *err)
 {
-    long start = wait_now_ms(), next_progress = start + SUBMIT_PROGRESS_MS, delay = SUBMIT_RETRY_MIN_MS;
+    long start = monotime_ms(), next_progress = start + SUBMIT_PROGRESS_MS;
+    struct backoff retry;
     char last[ERRBUF_MAX_BYTES] = "";
+    backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (int attempt = 1;; attempt++) {
-        struct dashboard_reply r = {0};
+        struct httpc_reply r;
         struct errbuf e;
         if (dashboard_call(&s->dash, "GET", "/api/version", NULL, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r,
                            &e) == 0) {
             long status = r.status;
-            dashboard_reply_free(&r);
+            httpc_reply_free(&r);
             if (status == 200) {
-                log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(wait_now_ms() - start) / 1000.0);
+                log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(monotime_ms() - start) / 1000.0);
                 return 0;
             }
             snprintf(last, sizeof(last), "GET /api/version: HTTP %ld", status);
         } else {
             snprintf(last, sizeof(last), "%s", e.msg);
         }
-        if (wait_now_ms() - start >= s->c->wait_timeout_ms)
+        if (monotime_ms() - start >= s->c->wait_timeout_ms)
             return errbuf_set(err, "gave up waiting for the dashboard %s after %.1f s and %d attempts; last: %s",
-                              s->dash.base, (double)(wait_now_ms() - start) / 1000.0, attempt, last);
-        if (wait_now_ms() >= next_progress) {
+                              s->dash.base, (double)(monotime_ms() - start) / 1000.0, attempt, last);
+        if (monotime_ms() >= next_progress) {
             log_info("waiting for the dashboard %s (attempt %d, %.0f s): %s", s->dash.base, attempt,
-                     (double)(wait_now_ms() - start) / 1000.0, last);
+                     (double)(monotime_ms() - start) / 1000.0, last);
             next_progress += SUBMIT_PROGRESS_MS;
         }
-        if (pause_ms(s, delay))
+        if (pause_ms(s, backoff_step_ms(&retry)))
             return 1;
-        delay = delay * 2 > SUBMIT_RETRY_MAX_MS ? SUBMIT_RETRY_MAX_MS : delay * 2;
     }
 }
 
 /* GET /api/jobs/<id>: 1 with the job, 0 when there is no such job, -1 when it could not be read. */
 static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *err)
 {
-    struct dashboard_reply r = {0};
+    struct httpc_reply r;
     char path[JOBSAPI_ID_MAX_BYTES + 16];
     int rc;
     snprintf(path, sizeof(path), "/api/jobs/%s", s->id);
@@ -173,8 +178,8 @@ static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *
     else if (r.status != 200)
         rc = errbuf_set(err, "GET %s: HTTP %ld", path, r.status);
     else
-        rc = jobsapi_parse_job(r.body, r.len, job, err) == 0 ? 1 : -1;
-    dashboard_reply_free(&r);
+        rc = jobsapi_parse_job(r.body.buf, r.body.len, job, err) == 0 ? 1 : -1;
+    httpc_reply_free(&r);
     return rc;
 }
 
@@ -183,7 +188,7 @@ static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *
 static int post_job(struct submitter *s, bool *client_error, struct errbuf *err)
 {
     struct jobsapi_submit req = {NULL, s->id[0] ? s->id : NULL, s->c->runtime_env, s->c->metadata};
-    struct dashboard_reply r = {0};
+    struct httpc_reply r;
     char *entrypoint = shellquote_join(s->c->argv, s->c->argc), *body;
     char summary[512];
     int rc;
@@ -201,21 +206,23 @@ static int post_job(struct submitter *s, bool *client_error, struct errbuf *err)
         return -1;
     dashboard_reply_summary(&r, summary, sizeof(summary));
     if (r.status == 200)
-        rc = jobsapi_parse_submitted(r.body, r.len, s->id, err);
-    else if (r.status >= 400 && r.status < 500 && strstr(r.body, "already exists"))
+        rc = jobsapi_parse_submitted(r.body.buf, r.body.len, s->id, err);
+    else if (r.status >= 400 && r.status < 500 && strstr(r.body.buf, "already exists"))
         rc = 1;
     else if (r.status >= 400 && r.status < 500)
         rc = (*client_error = true, errbuf_set(err, "the dashboard refused the job (HTTP %ld): %s", r.status, summary));
     else
         rc = errbuf_set(err, "POST /api/jobs/: HTTP %ld: %s", r.status, summary);
-    dashboard_reply_free(&r);
+    httpc_reply_free(&r);
     return rc;
 }
 
 /* Finds the job under s->id, or submits it; retries transient failures inside the deadline. */
 static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *err)
 {
-    long start = wait_now_ms(), delay = SUBMIT_RETRY_MIN_MS;
+    long start = monotime_ms();
+    struct backoff retry;
+    backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (;;) {
         struct jobsapi_job job = {0};
         bool client_error;
@@ -238,38 +245,39 @@ static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *er
                 return -1;
             }
         }
-        if (wait_now_ms() - start >= s->c->wait_timeout_ms) {
+        if (monotime_ms() - start >= s->c->wait_timeout_ms) {
             *exit_code = EXIT_WAIT_DEADLINE;
             return errbuf_prefix(err, "could not submit the job within %.0f s", (double)s->c->wait_timeout_ms / 1000.0);
         }
         log_warn("%s; retrying", err->msg);
-        if (pause_ms(s, delay)) {
+        if (pause_ms(s, backoff_step_ms(&retry))) {
             *exit_code = EXIT_JOB_STOPPED;
             return errbuf_set(err, "stopped before the job was submitted");
         }
-        delay = delay * 2 > SUBMIT_RETRY_MAX_MS ? SUBMIT_RETRY_MAX_MS : delay * 2;
     }
 }
 
 /* Prints the part of the job's log not printed yet. True when there was some. */
 static bool print_new_logs(struct submitter *s)
 {
-    struct dashboard_reply r = {0};
+    struct httpc_reply r;
     struct errbuf err;
     char path[JOBSAPI_ID_MAX_BYTES + 16], *logs;
     size_t len;
     bool grew = false;
+    int rc;
     if (s->logs_given_up)
         return false;
     snprintf(path, sizeof(path), "/api/jobs/%s/logs", s->id);
-    if (dashboard_call(&s->dash, "GET", path, NULL, JOBSAPI_LOGS_MAX_BYTES, SUBMIT_LOGS_TIMEOUT_MS, &r, &err) < 0) {
-        if (strstr(err.msg, "larger than")) {
+    rc = dashboard_call(&s->dash, "GET", path, NULL, JOBSAPI_LOGS_MAX_BYTES, SUBMIT_LOGS_TIMEOUT_MS, &r, &err);
+    if (rc < 0) {
+        if (rc == HTTPC_TOO_LARGE) {
             log_warn("the job's log passed %d bytes: no longer printed here (see the dashboard)", JOBSAPI_LOGS_MAX_BYTES);
             s->logs_given_up = true;
         }
         return false;
     }
-    if (r.status == 200 && jobsapi_parse_logs(r.body, r.len, &logs, &len, &err) == 0) {
+    if (r.status == 200 && jobsapi_parse_logs(r.body.buf, r.body.len, &logs, &len, &err) == 0) {
         if (len > s->logs_printed) {
             fwrite(logs + s->logs_printed, 1, len - s->logs_printed, stdout);
             fflush(stdout);
@@ -278,7 +286,7 @@ static bool print_new_logs(struct submitter *s)
         }
         free(logs);
     }
-    dashboard_reply_free(&r);
+    httpc_reply_free(&r);
     return grew;
 }
 
@@ -303,19 +311,19 @@ static int outcome(struct submitter *s, const struct jobsapi_job *job)
 /* SIGTERM while following: the job must not outlive its submitter. */
 static int stop_job(struct submitter *s)
 {
-    struct dashboard_reply r = {0};
+    struct httpc_reply r;
     struct errbuf err;
     struct jobsapi_job job = {0};
     char path[JOBSAPI_ID_MAX_BYTES + 16];
-    long deadline = wait_now_ms() + s->stop_wait_ms;
+    long deadline = monotime_ms() + s->stop_wait_ms;
     snprintf(path, sizeof(path), "/api/jobs/%s/stop", s->id);
     if (dashboard_call(&s->dash, "POST", path, "{}", JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, &err) < 0) {
         log_error("could not stop job %s: %s", s->id, err.msg);
         return EXIT_JOB_STOPPED;
     }
     log_info("asked Ray to stop job %s (HTTP %ld)", s->id, r.status);
-    dashboard_reply_free(&r);
-    while (wait_now_ms() < deadline) {
+    httpc_reply_free(&r);
+    while (monotime_ms() < deadline) {
         if (get_job(s, &job, &err) == 1 && jobsapi_status_terminal(job.status)) {
             print_new_logs(s);
             log_info("job %s is %s", s->id, jobsapi_status_name(job.status));
@@ -330,15 +338,17 @@ static int stop_job(struct submitter *s)
 static int follow(struct submitter *s)
 {
     long delay = 0, unreachable_since = 0;
+    struct backoff poll;
+    backoff_init(&poll, SUBMIT_POLL_MIN_MS, SUBMIT_POLL_MAX_MS, 0);
     for (;;) {
         struct jobsapi_job job = {0};
         struct errbuf err;
         int found;
         if (pause_ms(s, delay))
             return stop_job(s);
-        delay = print_new_logs(s) ? SUBMIT_POLL_MIN_MS
-                                  : (delay * 2 > SUBMIT_POLL_MAX_MS ? SUBMIT_POLL_MAX_MS
-                                                                     : (delay * 2 < SUBMIT_POLL_MIN_MS ? SUBMIT_POLL_MIN_MS : delay * 2));
+        if (print_new_logs(s))
+            backoff_reset(&poll); /* the log grows: look again soon */
+        delay = backoff_step_ms(&poll);
         found = get_job(s, &job, &err);
         if (found == 1) {
             unreachable_since = 0;
@@ -354,8 +364,8 @@ static int follow(struct submitter *s)
             return EXIT_JOB_FAILED;
         }
         if (!unreachable_since)
-            unreachable_since = wait_now_ms();
-        if (wait_now_ms() - unreachable_since >= s->c->head_loss_timeout_ms) {
+            unreachable_since = monotime_ms();
+        if (monotime_ms() - unreachable_since >= s->c->head_loss_timeout_ms) {
             log_error("the dashboard has not answered for %.0f s: %s", (double)s->c->head_loss_timeout_ms / 1000.0, err.msg);
             return EXIT_WAIT_DEADLINE;
         }

@@ -13,6 +13,7 @@
 #include "drain.h"
 #include "exitcode.h"
 #include "log.h"
+#include "monotime.h"
 #include "proc.h"
 #include "pod.h"
 #include "supervise.h"
@@ -40,18 +41,18 @@ static void drive_drain(struct pod *pod, struct drain *d)
     struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
     long wake_ms;
     int step;
-    while (pod->ray_pid > 0 && (step = drain_step(d, wait_now_ms(), &req, &wake_ms)) >= 0) {
+    while (pod->ray_pid > 0 && (step = drain_step(d, monotime_ms(), &req, &wake_ms)) >= 0) {
         if (step == 0) {
-            wait_sleep(wake_ms - wait_now_ms(), &wake);
+            wait_sleep(wake_ms - monotime_ms(), &wake);
             continue;
         }
         if (pod_ask(pod, req, &reply) == PROBER_DIED) {
             if (pod->prober.pid <= 0)
                 log_warn("%s", reply.reason);
-            drain_reply(d, wait_now_ms(), NULL);
+            drain_reply(d, monotime_ms(), NULL);
         } else {
             bool requesting = d->state == DRAIN_REQUESTING;
-            drain_reply(d, wait_now_ms(), &reply);
+            drain_reply(d, monotime_ms(), &reply);
             if (requesting && d->state == DRAIN_WATCHING)
                 log_info("drain of node %s accepted; waiting for it to leave", d->node_ip);
         }
@@ -61,7 +62,7 @@ static void drive_drain(struct pod *pod, struct drain *d)
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. */
 static void shut_down(struct pod *pod)
 {
-    long started = wait_now_ms();
+    long started = monotime_ms();
     long budget = pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
     struct drain d;
     char reason[256];
@@ -80,7 +81,7 @@ static void shut_down(struct pod *pod)
             log_warn("could not drain node %s: %s; stopping without a drain", pod->plan.pod_ip, d.detail);
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
             log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", pod->plan.pod_ip,
-                     (double)drain_elapsed_ms(&d, wait_now_ms()) / 1000.0);
+                     (double)drain_elapsed_ms(&d, monotime_ms()) / 1000.0);
         } else if (d.state == DRAIN_DONE && d.earlier) {
             /* The usual case beside rayboot-sidecar: its preStop drain ran before this SIGTERM. */
             pod->drained = true;
@@ -89,24 +90,24 @@ static void shut_down(struct pod *pod)
             /* Left the GCS, or its raylet exited by itself once drained (ray start is gone). */
             pod->drained = true;
             log_info("node %s left the cluster after %.2f s of draining", pod->plan.pod_ip,
-                     (double)drain_elapsed_ms(&d, wait_now_ms()) / 1000.0);
+                     (double)drain_elapsed_ms(&d, monotime_ms()) / 1000.0);
         }
     } else if (pod->ray_pid > 0) {
         log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");
     }
     pod_end_reason(pod, "SIGTERM: %s; Ray stopped", pod->drained ? "node drained" : "stopped without a drain");
-    pod_stop_ray(pod, started + budget - wait_now_ms());
-    log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - wait_now_ms()) / 1000.0);
+    pod_stop_ray(pod, started + budget - monotime_ms());
+    log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);
 }
 
 /* Waits (bounded) until no worker is ALIVE: they leave once they read the "finished" key. The
  * expected count does not matter; an Indexed Job does not even know it. */
 static void wait_workers_gone(struct pod *pod)
 {
-    long deadline = wait_now_ms() + HEAD_LINGER_MS;
+    long deadline = monotime_ms() + HEAD_LINGER_MS;
     struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
     struct prober_reply nodes;
-    while (wait_now_ms() < deadline && pod->ray_pid > 0 && !pod->term_requested) {
+    while (monotime_ms() < deadline && pod->ray_pid > 0 && !pod->term_requested) {
         if (pod_ask(pod, prober_req_nodes(pod->gcs_addr, pod->plan.head_port, 0), &nodes) == PROBER_OK && nodes.alive_workers == 0)
             return;
         wait_sleep(HEAD_LINGER_POLL_MS, &stop);
@@ -186,14 +187,14 @@ static void worker_ray_ended(struct pod *pod)
 static void monitor_head(struct pod *pod)
 {
     struct prober_reply reply;
-    if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 || wait_now_ms() < pod->next_monitor_ms)
+    if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 || monotime_ms() < pod->next_monitor_ms)
         return;
-    pod->next_monitor_ms = wait_now_ms() + WORKER_MONITOR_INTERVAL_MS;
+    pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
     if (pod_ask(pod, prober_req_resolve(pod->plan.head_fqdn, 0), &reply) == PROBER_OK)
         snprintf(pod->gcs_addr, sizeof(pod->gcs_addr), "%s", reply.addr);
     if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) != PROBER_OK) {
         if (pod->head_lost_since_ms == 0) {
-            pod->head_lost_since_ms = wait_now_ms();
+            pod->head_lost_since_ms = monotime_ms();
             log_warn("lost the head %s:%d: %s", pod->plan.head_fqdn, pod->plan.head_port, reply.reason);
         }
         return;
@@ -236,7 +237,7 @@ static void decide(struct pod *pod)
             pod_end_reason(pod, "Ray died under the command (ray start exited %d)", proc_exit_code(pod->ray_status));
             pod->stopping = true;
             proc_signal_group(pod->cmd_pid, SIGTERM);
-            pod->kill_at_ms = wait_now_ms() + COMMAND_STOP_TIMEOUT_MS;
+            pod->kill_at_ms = monotime_ms() + COMMAND_STOP_TIMEOUT_MS;
         } else if (pod->plan.role == PLAN_ROLE_WORKER) {
             worker_ray_ended(pod);
         } else {
@@ -290,9 +291,9 @@ int supervise(struct pod *pod)
             if (!children_left())
                 return pod->exit_code;
             if (pod->kill_at_ms == 0)
-                pod->kill_at_ms = wait_now_ms() + pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+                pod->kill_at_ms = monotime_ms() + pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
         }
-        now = wait_now_ms();
+        now = monotime_ms();
         if (pod->kill_at_ms && now >= pod->kill_at_ms) {
             kill_everything(pod);
             continue;

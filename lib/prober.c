@@ -21,6 +21,7 @@
 #include "gcs.h"
 #include "grpc.h"
 #include "log.h"
+#include "monotime.h"
 #include "sandbox.h"
 #include "scrub.h"
 
@@ -248,13 +249,6 @@ static void prober_main(int fd, const char *root)
     _exit(0);
 }
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int prober_end_reason(pid_t pid, int status, struct errbuf *err)
 {
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
@@ -280,10 +274,10 @@ static int prober_died(struct prober *p, struct errbuf *err)
 /* Waits up to timeout_ms for one reply. */
 static int receive_reply(struct prober *p, struct prober_reply *reply, long timeout_ms, struct errbuf *err)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = monotime_ms() + timeout_ms;
     for (;;) {
         struct pollfd pfd = {p->fd, POLLIN, 0};
-        long left = deadline - now_ms();
+        long left = deadline - monotime_ms();
         ssize_t n;
         int rc;
         if (left <= 0) {

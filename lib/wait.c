@@ -9,11 +9,11 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "backoff.h"
 #include "deadline.h"
 #include "log.h"
+#include "monotime.h"
 
 #define DNS_BACKOFF_BASE_MS 50
 #define DNS_BACKOFF_CAP_MS 1000
@@ -26,25 +26,18 @@
 /* The node list is asked for less eagerly: it is a bigger reply on a busy GCS. */
 #define WORKERS_POLL_MS 250
 
-long wait_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int wait_sleep(long ms, const struct wait_stop *stop)
 {
     struct pollfd pfd = {stop ? stop->fd : -1, POLLIN, 0};
-    long end = wait_now_ms() + ms;
+    long end = monotime_ms() + ms;
     for (;;) {
-        long left = end - wait_now_ms();
+        long left = end - monotime_ms();
         if (poll(&pfd, pfd.fd >= 0 ? 1 : 0, left > 0 ? (int)left : 0) > 0) {
             if (stop && stop->check(stop->ctx))
                 return -1;
             continue; /* read and not a reason to stop: sleep what is left */
         }
-        if (wait_now_ms() >= end)
+        if (monotime_ms() >= end)
             return 0;
     }
 }
@@ -60,7 +53,7 @@ struct progress {
 
 static void progress_fail(struct progress *pr, const char *stage, const char *reason, long next_ms)
 {
-    long now = wait_now_ms();
+    long now = monotime_ms();
     pr->attempt++;
     snprintf(pr->last_failure, sizeof(pr->last_failure), "%s: %s", stage, reason);
     if (now >= pr->next_log_ms) {
@@ -74,7 +67,7 @@ static void progress_fail(struct progress *pr, const char *stage, const char *re
  * failure before it says more about why the wait did not succeed, so it stays the last one. */
 static bool cut_by_deadline(const struct progress *pr, long deadline)
 {
-    return pr->attempt > 0 && wait_now_ms() >= deadline;
+    return pr->attempt > 0 && monotime_ms() >= deadline;
 }
 
 /* One prober request; its budget is what is left of the wait's deadline. PROBER_DIED ends the
@@ -82,7 +75,7 @@ static bool cut_by_deadline(const struct progress *pr, long deadline)
 static enum prober_status ask(struct prober *p, struct prober_request req, long deadline,
                               struct prober_reply *reply, struct errbuf *err)
 {
-    req.budget_ms = deadline_left_ms(deadline, wait_now_ms());
+    req.budget_ms = deadline_left_ms(deadline, monotime_ms());
     return prober_ask(p, &req, reply, err);
 }
 
@@ -98,7 +91,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
 
     snprintf(what, sizeof(what), "GCS %s:%d", w->name, w->port);
     pr.what = what;
-    pr.start_ms = wait_now_ms();
+    pr.start_ms = monotime_ms();
     pr.next_log_ms = pr.start_ms;
     deadline = pr.start_ms + w->timeout_ms;
     backoff_init(&dns_backoff, DNS_BACKOFF_BASE_MS, DNS_BACKOFF_CAP_MS, 0);
@@ -108,13 +101,13 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
     for (;;) {
         long delay;
         const char *stage;
-        if (wait_now_ms() >= deadline) {
+        if (monotime_ms() >= deadline) {
             errbuf_set(err, "gave up waiting for %s after %.1f s and %u attempts; last: %s", what,
-                       (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt,
+                       (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt,
                        pr.last_failure[0] ? pr.last_failure : "nothing tried");
             return WAIT_DEADLINE;
         }
-        if (!addr[0] || wait_now_ms() - resolved_at >= DNS_REFRESH_MS) {
+        if (!addr[0] || monotime_ms() - resolved_at >= DNS_REFRESH_MS) {
             st = ask(p, prober_req_resolve(w->name, 0), deadline, &reply, err);
             if (st == PROBER_DIED)
                 return WAIT_PROBER_DIED;
@@ -135,7 +128,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                 log_info("%s now resolves to %s (was %s)", w->name, reply.addr, addr);
             backoff_reset(&dns_backoff);
             memcpy(addr, reply.addr, DNS_ADDR_MAX_BYTES);
-            resolved_at = wait_now_ms();
+            resolved_at = monotime_ms();
         }
         stage = "TCP";
         st = ask(p, prober_req_tcp(addr, w->port, 0), deadline, &reply, err);
@@ -144,7 +137,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
             st = ask(p, prober_req_health(addr, w->port, 0), deadline, &reply, err);
             if (st == PROBER_OK) {
                 log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
-                         (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt);
+                         (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt);
                 return WAIT_READY;
             }
         }
@@ -170,7 +163,7 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
 
     snprintf(what, sizeof(what), "%ld workers to join", expected);
     pr.what = what;
-    pr.start_ms = wait_now_ms();
+    pr.start_ms = monotime_ms();
     pr.next_log_ms = pr.start_ms + WAIT_PROGRESS_INTERVAL_MS; /* a slow join is normal at first */
     deadline = pr.start_ms + timeout_ms;
     *joined = 0;
@@ -182,11 +175,11 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
             *joined = reply.alive_workers;
             if (*joined >= expected) {
                 log_info("%ld of %ld workers joined after %.2f s", *joined, expected,
-                         (double)(wait_now_ms() - pr.start_ms) / 1000.0);
+                         (double)(monotime_ms() - pr.start_ms) / 1000.0);
                 return WAIT_READY;
             }
         }
-        if (wait_now_ms() >= deadline) {
+        if (monotime_ms() >= deadline) {
             errbuf_set(err, "only %ld of %ld workers joined within %.0f s; going on", *joined, expected,
                        (double)timeout_ms / 1000.0);
             return WAIT_DEADLINE;

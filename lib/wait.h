@@ -47,6 +47,4 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
  * returns -1 as soon as that says to give up, 0 after ms otherwise. stop may be NULL. */
 int wait_sleep(long ms, const struct wait_stop *stop);
 
-long wait_now_ms(void);
-
 #endif

@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "route.h"
 #include "sidecar.h"
 
@@ -33,18 +34,18 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
     bool left = d->state == DRAIN_DONE && d->outcome == DRAIN_LEFT;
     cJSON_AddBoolToObject(o, "accepted", s->drain_accepted);
     if (s->node_id[0])
-        cJSON_AddStringToObject(o, "node_id", s->node_id);
+        json_add_text(o, "node_id", s->node_id);
     else
         cJSON_AddNullToObject(o, "node_id");
-    cJSON_AddStringToObject(o, "outcome", drain_outcome_name(d->outcome));
+    json_add_text(o, "outcome", drain_outcome_name(d->outcome));
     if (left)
         cJSON_AddNumberToObject(o, "drained_in_ms", (double)(d->finished_ms - d->started_ms));
     else
         cJSON_AddNullToObject(o, "drained_in_ms");
-    cJSON_AddStringToObject(o, "reason", s->disruption);
-    cJSON_AddStringToObject(o, "trigger", s->drain_trigger);
+    json_add_text(o, "reason", s->disruption);
+    json_add_text(o, "trigger", s->drain_trigger);
     if (d->outcome != DRAIN_LEFT && d->detail[0])
-        cJSON_AddStringToObject(o, "detail", d->detail);
+        json_add_text(o, "detail", d->detail);
     text = cJSON_PrintUnformatted(o);
     a->status = s->drain_accepted ? 200 : 503;
     a->content_type = "application/json";

@@ -15,12 +15,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <curl/curl.h>
-
 #include "address.h"
-#include "curlbody.h"
 #include "dnsname.h"
 #include "fsroot.h"
+#include "httpc.h"
 #include "podreason.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -46,17 +44,16 @@ static void trim(char *s, size_t *len)
 static void fetch_and_describe(const struct kubeapi_target *t, const char *token, char *line, size_t cap)
 {
     char url[512], auth[TOKEN_MAX_BYTES + 32], ca[4096];
-    struct curl_body body = {NULL, 0, PODREASON_POD_MAX_BYTES, false};
-    struct curl_slist *headers = NULL;
+    const char *headers[] = {auth, "Accept: application/json", NULL};
+    struct httpc_request req = {0};
+    struct httpc_reply reply;
+    struct httpc http;
     struct pod_reason pr;
     struct errbuf err;
-    long status = 0;
-    CURL *curl;
-    CURLcode rc;
-    struct curl_slist *resolve = NULL;
     const char *port = t->port ? t->port : "443";
     char pin[300];
     bool literal = is_ip_literal(t->host);
+    int rc;
 
     /* An API server is reached at an IP, but mbedTLS 2.x verifies DNS names only; every API
      * server's certificate names kubernetes.default.svc, so that name is verified and pinned to
@@ -66,42 +63,35 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     snprintf(pin, sizeof(pin), "%s:%s:%s%s%s", KUBEAPI_NAME, port, strchr(t->host, ':') ? "[" : "", t->host,
              strchr(t->host, ':') ? "]" : "");
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-    if (fsroot_path(t->root, SA_DIR "/ca.crt", ca, sizeof(ca)) < 0 || !(curl = curl_easy_init())) {
+    if (fsroot_path(t->root, SA_DIR "/ca.crt", ca, sizeof(ca)) < 0 || httpc_init(&http, true, &err) < 0) {
         snprintf(line, cap, "reason unknown (could not set up the API request)");
         return;
     }
-    if (literal)
-        resolve = curl_slist_append(resolve, pin);
-    headers = curl_slist_append(headers, auth);
-    if (headers)
-        headers = curl_slist_append(headers, "Accept: application/json");
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(curl, CURLOPT_CAINFO, ca);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)KUBEAPI_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)KUBEAPI_TIMEOUT_MS - 300L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot-sidecar");
-    rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    if (rc != CURLE_OK)
-        snprintf(line, cap, "reason unknown (API server %.100s: %s)", t->host,
-                 body.too_big ? "the Pod object is too large" : curl_easy_strerror(rc));
-    else if (status != 200)
+    req.method = "GET";
+    req.url = url;
+    req.protocol = "https";
+    req.version = HTTPC_HTTP_ANY;
+    req.headers = headers;
+    req.connect_timeout_ms = KUBEAPI_CONNECT_TIMEOUT_MS;
+    req.timeout_ms = KUBEAPI_TIMEOUT_MS - 300L;
+    req.max_reply_bytes = PODREASON_POD_MAX_BYTES;
+    req.ca_file = ca;
+    req.resolve = literal ? pin : NULL;
+    req.user_agent = "rayboot-sidecar";
+    rc = httpc_request(&http, &req, &reply, &err);
+    if (rc < 0)
+        snprintf(line, cap, "reason unknown (API server %.100s: %.300s)", t->host,
+                 rc == HTTPC_TOO_LARGE ? "the Pod object is too large" : err.msg);
+    else if (reply.status != 200)
         snprintf(line, cap, "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
-                            "get on its own pod)", status, t->pod_name);
-    else if (podreason_parse(body.buf ? body.buf : "", body.len, &pr, &err) < 0)
+                            "get on its own pod)", reply.status, t->pod_name);
+    else if (podreason_parse(reply.body.buf, reply.body.len, &pr, &err) < 0)
         snprintf(line, cap, "reason unknown (%.400s)", err.msg);
     else
         podreason_describe(&pr, line, cap);
-    free(body.buf);
-    curl_slist_free_all(headers);
-    curl_slist_free_all(resolve);
-    curl_easy_cleanup(curl);
+    if (rc == 0)
+        httpc_reply_free(&reply);
+    httpc_free(&http);
 }
 
 static long now_plus(long now_ms, long ms)

@@ -12,9 +12,9 @@
 
 #include "http.h"
 #include "log.h"
+#include "monotime.h"
 #include "sidecar.h"
 #include "termlog.h"
-#include "wait.h"
 
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
 #define SIDECAR_RESOLVE_INTERVAL_MS 1000
@@ -248,7 +248,7 @@ void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
 {
     struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
     struct errbuf err;
-    long now_ms = wait_now_ms();
+    long now_ms = monotime_ms();
     if (s->drain_wanted)
         return;
     s->drain_wanted = true;
@@ -300,7 +300,7 @@ static void on_signals(struct sidecar *s)
         log_info("%s: draining if nobody has, then waiting for Ray's processes (up to %.1f s)",
                  si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT", (double)budget / 1000.0);
         s->terminating = true;
-        s->exit_at_ms = wait_now_ms() + budget;
+        s->exit_at_ms = monotime_ms() + budget;
         sidecar_want_drain(s, "SIGTERM", budget);
     }
 }
@@ -369,7 +369,7 @@ int sidecar_loop(struct sidecar *s)
         return -1;
     }
     for (;;) {
-        long now_ms = wait_now_ms(), wake_ms = now_ms + SIDECAR_IDLE_WAKE_MS, http_ms;
+        long now_ms = monotime_ms(), wake_ms = now_ms + SIDECAR_IDLE_WAKE_MS, http_ms;
         int n;
         if (s->in_flight == USE_NONE && s->prober.pid > 0)
             next_request(s, now_ms, &wake_ms);
@@ -390,7 +390,7 @@ int sidecar_loop(struct sidecar *s)
             log_error("epoll_wait: %s", strerror(errno));
             return -1;
         }
-        now_ms = wait_now_ms();
+        now_ms = monotime_ms();
         for (int i = 0; i < n; i++)
             dispatch(s, &events[i], now_ms);
         check_timeouts(s, now_ms);
