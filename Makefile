@@ -41,11 +41,13 @@ $(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(
 
 # Unit tests: glibc, Debian's -dev packages, address and undefined-behaviour sanitizers.
 UNIT_CC      := gcc
-UNIT_CFLAGS  := $(COMMON) -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+UNIT_CFLAGS  := $(COMMON) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
-# The sidecar's pure parsers are tested too; its main loop and HTTP glue are tested end to end.
-UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) sidecar/podreason.c sidecar/route.c
+# init's and the sidecar's pure modules are tested too; their main loops and HTTP glue are tested
+# end to end.
+UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) init/jobsapi.c init/shellquote.c init/plan_render.c \
+                sidecar/podreason.c sidecar/route.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 # Each fuzz target's harness is also built without libFuzzer (fuzz/replay.c) and run by `make unit`
 # over its seeds and regression inputs.
@@ -139,7 +141,7 @@ unit: $(UNIT_TESTS) $(REPLAYS)
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
 # (uninitialised reads ASan does not see) with zero errors and zero definite leaks required.
-VG_CFLAGS := $(COMMON) -Isidecar -O1 -g
+VG_CFLAGS := $(COMMON) -Iinit -Isidecar -O1 -g
 VG_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/unit-vg/%,$(sort $(wildcard tests/unit/test_*.c)))
 VALGRIND  := valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
@@ -251,9 +253,9 @@ PLAN_SRC := lib/plan.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/
             lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c lib/errbuf.c
 GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/utf8.c lib/errbuf.c
-FUZZ_SRC_jobsapi    := lib/jobsapi.c lib/json.c lib/utf8.c lib/errbuf.c
+FUZZ_SRC_jobsapi    := init/jobsapi.c lib/json.c lib/utf8.c lib/errbuf.c
 FUZZ_SRC_flags      := init/cli.c lib/log.c $(PLAN_SRC)
-FUZZ_SRC_env        := lib/plan_render.c lib/settings.c lib/json.c lib/utf8.c $(PLAN_SRC)
+FUZZ_SRC_env        := init/plan_render.c lib/settings.c lib/json.c lib/utf8.c $(PLAN_SRC)
 FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_hosts      := lib/hosts.c
 FUZZ_SRC_resolvconf := lib/resolvconf.c

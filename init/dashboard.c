@@ -1,5 +1,5 @@
 /* The dashboard client: URL checks, then requests through lib/httpc.c with the base URL in front.
- * What to ask and what the answers mean is submit.c's and lib/jobsapi.c's. */
+ * What to ask and what the answers mean is submit.c's and jobsapi.c's. */
 #include "dashboard.h"
 
 #include <stdio.h>

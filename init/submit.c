@@ -1,6 +1,6 @@
 /* The submitter's life: wait for the dashboard, find or submit the job under a stable
  * submission_id (a restarted submitter never submits twice), print the job's log as it grows,
- * and turn the job's end into an exit code. The JSON is lib/jobsapi.c's, the HTTP dashboard.c's. */
+ * and turn the job's end into an exit code. The JSON is jobsapi.c's, the HTTP dashboard.c's. */
 #include "submit.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/jobsapi.c on replies shaped like the pinned Ray's (recorded ones live in
+/* Unit tests for init/jobsapi.c on replies shaped like the pinned Ray's (recorded ones live in
  * tests/unit/data/jobsapi/): the submit body, job details, logs, and what is refused. */
 #include <setjmp.h>
 #include <stdarg.h>
