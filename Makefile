@@ -249,7 +249,7 @@ CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 
 # Each target: its harness, the sources it exercises (and cJSON). The planner pulls in every file
 # parser it calls.
-PLAN_SRC := lib/plan.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
+PLAN_SRC := lib/plan.c lib/plandata.c lib/podview.c lib/detect.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
             lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c lib/errbuf.c
 GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/utf8.c lib/errbuf.c
