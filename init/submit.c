@@ -1,6 +1,6 @@
 /* The submitter's life: wait for the dashboard, find or submit the job under a stable
  * submission_id (a restarted submitter never submits twice), print the job's log as it grows,
- * and turn the job's end into an exit code. The JSON is jobsapi.c's, the HTTP dashboard.c's. */
+ * and turn the job's end into an exit code. The requests are jobclient.c's. */
 #include "submit.h"
 
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "backoff.h"
 #include "dashboard.h"
+#include "jobclient.h"
 #include "env.h"
 #include "exitcode.h"
 #include "fsroot.h"
@@ -16,7 +17,6 @@
 #include "log.h"
 #include "monotime.h"
 #include "settings.h"
-#include "shellquote.h"
 #include "utf8.h"
 #include "wait.h"
 
@@ -29,9 +29,6 @@
 #define SUBMIT_RETRY_MIN_MS 200
 #define SUBMIT_RETRY_MAX_MS 2000
 #define SUBMIT_PROGRESS_MS 5000
-/* A small reply should come at once; the logs may be long. */
-#define SUBMIT_CALL_TIMEOUT_MS 10000
-#define SUBMIT_LOGS_TIMEOUT_MS 30000
 /* After SIGTERM: how long to wait for Ray to report the job STOPPED. */
 #define SUBMIT_STOP_WAIT_MS 10000
 #define RUNTIME_ENV_MAX_BYTES (1024 * 1024)
@@ -129,118 +126,62 @@ static void pause_through(struct submitter *s, long ms)
         ;
 }
 
-/* GET /api/version until it answers 200, or the deadline. */
-static int wait_dashboard(struct submitter *s, struct errbuf *err)
+/* GET /api/version until it answers 200. 0, or -1 with *exit_code and the message (the deadline
+ * passed, or a stop signal came). */
+static int wait_dashboard(struct submitter *s, int *exit_code, struct errbuf *err)
 {
     long start = monotime_ms(), next_progress = start + SUBMIT_PROGRESS_MS;
     struct backoff retry;
-    char last[ERRBUF_MAX_BYTES] = "";
+    struct errbuf last;
     backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (int attempt = 1;; attempt++) {
-        struct httpc_reply r;
-        struct errbuf e;
-        if (dashboard_call(&s->dash, "GET", "/api/version", NULL, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r,
-                           &e) == 0) {
-            long status = r.status;
-            httpc_reply_free(&r);
-            if (status == 200) {
-                log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(monotime_ms() - start) / 1000.0);
-                return 0;
-            }
-            snprintf(last, sizeof(last), "GET /api/version: HTTP %ld", status);
-        } else {
-            snprintf(last, sizeof(last), "%s", e.msg);
+        if (jobclient_version(&s->dash, &last) == JOBCLIENT_OK) {
+            log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(monotime_ms() - start) / 1000.0);
+            return 0;
         }
-        if (monotime_ms() - start >= s->c->wait_timeout_ms)
+        if (monotime_ms() - start >= s->c->wait_timeout_ms) {
+            *exit_code = EXIT_WAIT_DEADLINE;
             return errbuf_set(err, "gave up waiting for the dashboard %s after %.1f s and %d attempts; last: %s",
-                              s->dash.base, (double)(monotime_ms() - start) / 1000.0, attempt, last);
+                              s->dash.base, (double)(monotime_ms() - start) / 1000.0, attempt, last.msg);
+        }
         if (monotime_ms() >= next_progress) {
             log_info("waiting for the dashboard %s (attempt %d, %.0f s): %s", s->dash.base, attempt,
-                     (double)(monotime_ms() - start) / 1000.0, last);
+                     (double)(monotime_ms() - start) / 1000.0, last.msg);
             next_progress += SUBMIT_PROGRESS_MS;
         }
-        if (pause_ms(s, backoff_step_ms(&retry)))
-            return 1;
+        if (pause_ms(s, backoff_step_ms(&retry))) {
+            *exit_code = EXIT_JOB_STOPPED;
+            return errbuf_set(err, "stopped before the dashboard answered");
+        }
     }
 }
 
-/* GET /api/jobs/<id>: 1 with the job, 0 when there is no such job, -1 when it could not be read. */
-static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *err)
-{
-    struct httpc_reply r;
-    char path[JOBSAPI_ID_MAX_BYTES + 16];
-    int rc;
-    snprintf(path, sizeof(path), "/api/jobs/%s", s->id);
-    if (dashboard_call(&s->dash, "GET", path, NULL, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, err) < 0)
-        return -1;
-    if (r.status == 404)
-        rc = 0;
-    else if (r.status != 200)
-        rc = errbuf_set(err, "GET %s: HTTP %ld", path, r.status);
-    else
-        rc = jobsapi_parse_job(r.body.buf, r.body.len, job, err) == 0 ? 1 : -1;
-    httpc_reply_free(&r);
-    return rc;
-}
-
-/* POST /api/jobs/. 0 submitted (s->id set), 1 it exists already (a race with another copy of
- * us), -1 with a message: *client_error says the dashboard refused it (4xx). */
-static int post_job(struct submitter *s, bool *client_error, struct errbuf *err)
-{
-    struct jobsapi_submit req = {NULL, s->id[0] ? s->id : NULL, s->c->runtime_env, s->c->metadata};
-    struct httpc_reply r;
-    char *entrypoint = shellquote_join(s->c->argv, s->c->argc), *body;
-    char summary[512];
-    int rc;
-    *client_error = false;
-    if (!entrypoint)
-        return errbuf_set(err, "the entrypoint is too long (more than %d bytes quoted)", SHELLQUOTE_MAX_BYTES);
-    req.entrypoint = entrypoint;
-    body = jobsapi_submit_body(&req, err);
-    free(entrypoint);
-    if (!body)
-        return -1;
-    rc = dashboard_call(&s->dash, "POST", "/api/jobs/", body, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, err);
-    free(body);
-    if (rc < 0)
-        return -1;
-    dashboard_reply_summary(&r, summary, sizeof(summary));
-    if (r.status == 200)
-        rc = jobsapi_parse_submitted(r.body.buf, r.body.len, s->id, err);
-    else if (r.status >= 400 && r.status < 500 && strstr(r.body.buf, "already exists"))
-        rc = 1;
-    else if (r.status >= 400 && r.status < 500)
-        rc = (*client_error = true, errbuf_set(err, "the dashboard refused the job (HTTP %ld): %s", r.status, summary));
-    else
-        rc = errbuf_set(err, "POST /api/jobs/: HTTP %ld: %s", r.status, summary);
-    httpc_reply_free(&r);
-    return rc;
-}
-
-/* Finds the job under s->id, or submits it; retries transient failures inside the deadline. */
+/* Finds the job under s->id, or submits it; retries transient failures inside the deadline.
+ * 0, or -1 with *exit_code and the message. */
 static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *err)
 {
+    struct jobsapi_submit req = {NULL, NULL, s->c->runtime_env, s->c->metadata};
     long start = monotime_ms();
     struct backoff retry;
     backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (;;) {
         struct jobsapi_job job = {0};
-        bool client_error;
-        int found = s->id[0] ? get_job(s, &job, err) : 0, rc;
-        if (found == 1) {
+        enum jobclient_result rc = s->id[0] ? jobclient_get(&s->dash, s->id, &job, err) : JOBCLIENT_NO_SUCH_JOB;
+        if (rc == JOBCLIENT_OK) {
             log_info("job %s exists already (%s): following it, not submitting again", s->id,
                      jobsapi_status_name(job.status));
             return 0;
         }
-        if (found == 0) {
-            rc = post_job(s, &client_error, err);
-            if (rc == 0) {
+        if (rc == JOBCLIENT_NO_SUCH_JOB) {
+            req.submission_id = s->id[0] ? s->id : NULL;
+            rc = jobclient_submit(&s->dash, s->c->argv, s->c->argc, &req, s->id, err);
+            if (rc == JOBCLIENT_OK) {
                 log_info("submitted job %s", s->id);
                 return 0;
             }
-            if (rc == 1)
+            if (rc == JOBCLIENT_EXISTS)
                 continue; /* someone else submitted it meanwhile: find it */
-            if (client_error) {
+            if (rc == JOBCLIENT_REFUSED) {
                 *exit_code = EXIT_CONFIG;
                 return -1;
             }
@@ -260,33 +201,27 @@ static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *er
 /* Prints the part of the job's log not printed yet. True when there was some. */
 static bool print_new_logs(struct submitter *s)
 {
-    struct httpc_reply r;
     struct errbuf err;
-    char path[JOBSAPI_ID_MAX_BYTES + 16], *logs;
+    char *logs;
     size_t len;
     bool grew = false;
-    int rc;
+    enum jobclient_result rc;
     if (s->logs_given_up)
         return false;
-    snprintf(path, sizeof(path), "/api/jobs/%s/logs", s->id);
-    rc = dashboard_call(&s->dash, "GET", path, NULL, JOBSAPI_LOGS_MAX_BYTES, SUBMIT_LOGS_TIMEOUT_MS, &r, &err);
-    if (rc < 0) {
-        if (rc == HTTPC_TOO_LARGE) {
-            log_warn("the job's log passed %d bytes: no longer printed here (see the dashboard)", JOBSAPI_LOGS_MAX_BYTES);
-            s->logs_given_up = true;
-        }
+    rc = jobclient_logs(&s->dash, s->id, &logs, &len, &err);
+    if (rc == JOBCLIENT_TOO_LARGE) {
+        log_warn("the job's log passed %d bytes: no longer printed here (see the dashboard)", JOBSAPI_LOGS_MAX_BYTES);
+        s->logs_given_up = true;
+    }
+    if (rc != JOBCLIENT_OK)
         return false;
+    if (len > s->logs_printed) {
+        fwrite(logs + s->logs_printed, 1, len - s->logs_printed, stdout);
+        fflush(stdout);
+        s->logs_printed = len;
+        grew = true;
     }
-    if (r.status == 200 && jobsapi_parse_logs(r.body.buf, r.body.len, &logs, &len, &err) == 0) {
-        if (len > s->logs_printed) {
-            fwrite(logs + s->logs_printed, 1, len - s->logs_printed, stdout);
-            fflush(stdout);
-            s->logs_printed = len;
-            grew = true;
-        }
-        free(logs);
-    }
-    httpc_reply_free(&r);
+    free(logs);
     return grew;
 }
 
@@ -311,20 +246,16 @@ static int outcome(struct submitter *s, const struct jobsapi_job *job)
 /* SIGTERM while following: the job must not outlive its submitter. */
 static int stop_job(struct submitter *s)
 {
-    struct httpc_reply r;
     struct errbuf err;
     struct jobsapi_job job = {0};
-    char path[JOBSAPI_ID_MAX_BYTES + 16];
-    long deadline = monotime_ms() + s->stop_wait_ms;
-    snprintf(path, sizeof(path), "/api/jobs/%s/stop", s->id);
-    if (dashboard_call(&s->dash, "POST", path, "{}", JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, &err) < 0) {
+    long deadline = monotime_ms() + s->stop_wait_ms, status;
+    if (jobclient_stop(&s->dash, s->id, &status, &err) != JOBCLIENT_OK) {
         log_error("could not stop job %s: %s", s->id, err.msg);
         return EXIT_JOB_STOPPED;
     }
-    log_info("asked Ray to stop job %s (HTTP %ld)", s->id, r.status);
-    httpc_reply_free(&r);
+    log_info("asked Ray to stop job %s (HTTP %ld)", s->id, status);
     while (monotime_ms() < deadline) {
-        if (get_job(s, &job, &err) == 1 && jobsapi_status_terminal(job.status)) {
+        if (jobclient_get(&s->dash, s->id, &job, &err) == JOBCLIENT_OK && jobsapi_status_terminal(job.status)) {
             print_new_logs(s);
             log_info("job %s is %s", s->id, jobsapi_status_name(job.status));
             return EXIT_JOB_STOPPED;
@@ -343,14 +274,14 @@ static int follow(struct submitter *s)
     for (;;) {
         struct jobsapi_job job = {0};
         struct errbuf err;
-        int found;
+        enum jobclient_result found;
         if (pause_ms(s, delay))
             return stop_job(s);
         if (print_new_logs(s))
             backoff_reset(&poll); /* the log grows: look again soon */
         delay = backoff_step_ms(&poll);
-        found = get_job(s, &job, &err);
-        if (found == 1) {
+        found = jobclient_get(&s->dash, s->id, &job, &err);
+        if (found == JOBCLIENT_OK) {
             unreachable_since = 0;
             if (jobsapi_status_terminal(job.status)) {
                 print_new_logs(s);
@@ -358,7 +289,7 @@ static int follow(struct submitter *s)
             }
             continue;
         }
-        if (found == 0) {
+        if (found == JOBCLIENT_NO_SUCH_JOB) {
             /* A new head has a new job table: the cluster this job ran on is gone. */
             log_error("job %s is gone from the cluster (was the head re-created?)", s->id);
             return EXIT_JOB_FAILED;
@@ -378,7 +309,7 @@ int submit_job(const struct submit_config *c)
 {
     struct submitter s;
     struct errbuf err;
-    int code = EXIT_OK, rc;
+    int code = EXIT_OK;
 
     memset(&s, 0, sizeof(s));
     s.c = c;
@@ -390,16 +321,10 @@ int submit_job(const struct submit_config *c)
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }
-    rc = wait_dashboard(&s, &err);
-    if (rc != 0) {
-        code = rc > 0 ? EXIT_JOB_STOPPED : EXIT_WAIT_DEADLINE;
-        if (rc < 0)
-            log_error("%s", err.msg);
-    } else if (find_or_submit(&s, &code, &err) < 0) {
+    if (wait_dashboard(&s, &code, &err) < 0 || find_or_submit(&s, &code, &err) < 0)
         log_error("%s", err.msg);
-    } else {
+    else
         code = follow(&s);
-    }
     dashboard_free(&s.dash);
     return code;
 }
