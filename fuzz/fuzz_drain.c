@@ -74,21 +74,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         enum drain_state before = d.state;
         uint8_t control = next_byte(&s);
         long wake_ms = -1;
-        int rc;
+        enum drain_next rc;
 
         now_ms += (long)next_byte(&s) * 8;
         rc = drain_step(&d, now_ms, &req, &wake_ms);
-        if (rc < -1 || rc > 1 || (before == DRAIN_DONE && rc != -1) || (rc == 0 && (wake_ms <= now_ms ||
-                                                                                     wake_ms > d.deadline_ms)))
+        if ((rc != DRAIN_NEXT_ASK && rc != DRAIN_NEXT_SLEEP && rc != DRAIN_NEXT_DONE) ||
+            (before == DRAIN_DONE && rc != DRAIN_NEXT_DONE) ||
+            (rc == DRAIN_NEXT_SLEEP && (wake_ms <= now_ms || wake_ms > d.deadline_ms)))
             __builtin_trap();
-        if (rc == 1 && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE &&
+        if (rc == DRAIN_NEXT_ASK && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE &&
                          !(req.op == PROBE_DEPARTURE && before == DRAIN_ASKING)) ||
                         !fuzz_terminated(req.text, sizeof(req.text)) ||
                         strcmp(req.addr, "10.0.0.1") != 0 || strcmp(req.name, "10.0.0.7") != 0))
             __builtin_trap();
         check(&d, before, now_ms);
         before = d.state;
-        if (rc == 1 || (control & 64)) { /* also replies nobody asked for */
+        if (rc == DRAIN_NEXT_ASK || (control & 64)) { /* also replies nobody asked for */
             make_reply(&s, control, &reply);
             drain_reply(&d, now_ms, (control & 1) ? NULL : &reply);
             check(&d, before, now_ms);

@@ -40,9 +40,9 @@ static void drive_drain(struct pod *pod, struct drain *d)
     struct prober_reply reply;
     struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
     long wake_ms;
-    int step;
-    while (pod->ray_pid > 0 && (step = drain_step(d, monotime_ms(), &req, &wake_ms)) >= 0) {
-        if (step == 0) {
+    enum drain_next step;
+    while (pod->ray_pid > 0 && (step = drain_step(d, monotime_ms(), &req, &wake_ms)) != DRAIN_NEXT_DONE) {
+        if (step == DRAIN_NEXT_SLEEP) {
             wait_sleep(wake_ms - monotime_ms(), &wake);
             continue;
         }

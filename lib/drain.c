@@ -51,36 +51,36 @@ static struct prober_request request(const struct drain *d, int op, long now_ms)
     return prober_req_find_node(d->gcs_addr, d->gcs_port, d->node_ip, budget_ms);
 }
 
-int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms)
+enum drain_next drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms)
 {
     *wake_ms = now_ms;
     switch (d->state) {
     case DRAIN_IDLE:
     case DRAIN_DONE:
-        return -1;
+        return DRAIN_NEXT_DONE;
     case DRAIN_REQUESTING:
         *req = request(d, PROBE_DRAIN, now_ms);
-        return 1;
+        return DRAIN_NEXT_ASK;
     case DRAIN_ASKING:
         if (now_ms >= d->deadline_ms) {
             finish(d, DRAIN_FAILED, now_ms); /* d->detail: there was no ALIVE node */
-            return -1;
+            return DRAIN_NEXT_DONE;
         }
         *req = request(d, PROBE_DEPARTURE, now_ms);
-        return 1;
+        return DRAIN_NEXT_ASK;
     case DRAIN_WATCHING:
         if (now_ms >= d->deadline_ms) {
             finish(d, DRAIN_DEADLINE, now_ms);
-            return -1;
+            return DRAIN_NEXT_DONE;
         }
         if (now_ms < d->next_poll_ms) {
             *wake_ms = d->next_poll_ms < d->deadline_ms ? d->next_poll_ms : d->deadline_ms;
-            return 0;
+            return DRAIN_NEXT_SLEEP;
         }
         *req = request(d, PROBE_FIND_NODE, now_ms);
-        return 1;
+        return DRAIN_NEXT_ASK;
     }
-    return -1;
+    return DRAIN_NEXT_DONE;
 }
 
 /* The GCS's answer to "how did the node leave", after DrainNode found no ALIVE node. */

@@ -39,7 +39,7 @@ int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err)
     uint64_t status = 0; /* UNKNOWN when absent */
     int rc;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 1 && f.wire == PB_VARINT)
             status = f.varint;
     }
@@ -58,7 +58,7 @@ static int decode_node(const uint8_t *msg, size_t len, bool *alive, bool *head)
     *alive = true;
     *head = false;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 7 && f.wire == PB_VARINT)
             *alive = f.varint == NODE_STATE_ALIVE;
         else if (f.number == 25 && f.wire == PB_VARINT)
@@ -76,7 +76,7 @@ int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_count
     out->alive = 0;
     out->alive_workers = 0;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         bool alive, head;
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
@@ -147,7 +147,7 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
     int rc;
     *found = false;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         const uint8_t *node_id = NULL;
         size_t node_id_len = 0;
         bool alive = true, match = false;
@@ -155,7 +155,7 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
         pb_reader_init(&nr, f.data, f.len);
-        while ((nrc = pb_next(&nr, &nf)) == 1) {
+        while ((nrc = pb_next(&nr, &nf)) == PB_FIELD) {
             if (nf.number == 1 && nf.wire == PB_BYTES) {
                 node_id = nf.data;
                 node_id_len = nf.len;
@@ -217,7 +217,7 @@ static enum gcs_departure decode_death_info(const uint8_t *msg, size_t len)
     struct pb_field f;
     enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
     pb_reader_init(&r, msg, len);
-    while (pb_next(&r, &f) == 1)
+    while (pb_next(&r, &f) == PB_FIELD)
         if (f.number == 1 && f.wire == PB_VARINT)
             how = f.varint <= GCS_DEPARTURE_DRAIN_IDLE ? (enum gcs_departure)f.varint : GCS_DEPARTURE_UNKNOWN;
     return how;
@@ -233,7 +233,7 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
     bool found = false;
     int rc;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         bool dead = false, match = false;
         uint64_t end = 0;
         enum gcs_departure node_how = GCS_DEPARTURE_UNKNOWN;
@@ -241,7 +241,7 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
         pb_reader_init(&nr, f.data, f.len);
-        while ((nrc = pb_next(&nr, &nf)) == 1) {
+        while ((nrc = pb_next(&nr, &nf)) == PB_FIELD) {
             if (nf.number == 2 && nf.wire == PB_BYTES)
                 match = nf.len == ip_len && memcmp(nf.data, node_ip, ip_len) == 0;
             else if (nf.number == 7 && nf.wire == PB_VARINT)
@@ -296,11 +296,11 @@ static int status_code(const uint8_t *msg, size_t len, int64_t *code)
     int rc;
     *code = 0;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number != 1 || f.wire != PB_BYTES)
             continue;
         pb_reader_init(&sr, f.data, f.len);
-        while ((rc = pb_next(&sr, &sf)) == 1) {
+        while ((rc = pb_next(&sr, &sf)) == PB_FIELD) {
             if (sf.number == 1 && sf.wire == PB_VARINT)
                 *code = (int64_t)sf.varint;
         }
@@ -317,7 +317,7 @@ int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err)
     bool accepted = false;
     int rc;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 1 && f.wire == PB_VARINT)
             accepted = f.varint != 0;
     }
@@ -356,7 +356,7 @@ int gcs_decode_cluster_id(const uint8_t *msg, size_t len, uint8_t id[GCS_CLUSTER
     int rc;
     *id_len = 0;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 2 && f.wire == PB_BYTES && f.len <= GCS_CLUSTER_ID_MAX_BYTES) {
             memcpy(id, f.data, f.len);
             *id_len = f.len;
@@ -416,7 +416,7 @@ int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, b
     int rc;
     *found = false;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 2 && f.wire == PB_BYTES && cap > 0) {
             size_t n = f.len < cap - 1 ? f.len : cap - 1;
             memcpy(value, f.data, n);

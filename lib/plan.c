@@ -58,17 +58,16 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     struct detection d = {0};
     enum plan_role explicit_role = PLAN_ROLE_WORKER;
     char host[ADDRESS_HOST_MAX_BYTES];
-    int port = in->plugin->port, found;
+    int port = in->plugin->port;
 
     if (role_text && parse_role(role_text, &explicit_role, err) < 0)
         return -1;
     if (address && address_parse(address, host, &port, err) < 0)
         return errbuf_prefix(err, "RAYBOOT_HEAD_ADDRESS=%.80s", address);
 
-    found = volcano_load(pod->root, in->envp, &vt, err);
-    if (found < 0)
+    if (volcano_load(pod->root, in->envp, &vt, err) < 0)
         return -1;
-    if (found > 0) {
+    if (vt.ntasks > 0) {
         p->source = PLAN_SOURCE_VOLCANO;
         int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, &d, err);
         volcano_tasks_free(&vt);

@@ -169,32 +169,32 @@ static void finish(struct kubeapi_fetch *f)
     f->pid = -1;
 }
 
-int kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
+bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
 {
     ssize_t n;
     if (f->fd < 0)
-        return 1;
+        return true;
     if (now_ms >= f->deadline_ms) {
         kubeapi_reason_cancel(f);
         snprintf(f->line, sizeof(f->line), "reason unknown (the API server did not answer within %d ms)",
                  KUBEAPI_TIMEOUT_MS);
-        return 1;
+        return true;
     }
     n = read(f->fd, f->line + f->len, sizeof(f->line) - 1 - f->len);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
+        return false;
     if (n > 0) {
         f->len += (size_t)n;
         f->line[f->len] = '\0';
         if (f->len + 1 < sizeof(f->line))
-            return 0;
+            return false;
     }
     /* EOF (or the line is full): the child is done. */
     f->line[f->len] = '\0';
     if (f->len == 0)
         snprintf(f->line, sizeof(f->line), "reason unknown (the API reader failed)");
     finish(f);
-    return 1;
+    return true;
 }
 
 void kubeapi_reason_cancel(struct kubeapi_fetch *f)

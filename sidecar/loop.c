@@ -133,10 +133,10 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
         begin_drain(s, now_ms);
     }
     if (drain_in_progress(&s->drain)) {
-        int step = drain_step(&s->drain, now_ms, &req, &step_wake);
-        if (step == 1)
+        enum drain_next step = drain_step(&s->drain, now_ms, &req, &step_wake);
+        if (step == DRAIN_NEXT_ASK)
             send_request(s, &req, USE_DRAIN, now_ms);
-        else if (step == 0)
+        else if (step == DRAIN_NEXT_SLEEP)
             earliest(wake_ms, step_wake);
         return;
     }
@@ -278,7 +278,7 @@ bool sidecar_drain_done(const struct sidecar *s)
 static void on_api(struct sidecar *s, long now_ms)
 {
     int fd = s->api.fd;
-    if (!s->reason_pending || kubeapi_reason_read(&s->api, now_ms) == 0)
+    if (!s->reason_pending || !kubeapi_reason_read(&s->api, now_ms))
         return;
     unwatch(s, fd);
     s->reason_pending = false;

@@ -36,7 +36,7 @@ static void test_drain_then_watch_until_gone(void **state)
     long wake;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    assert_int_equal(drain_step(&d, 1000, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, 1000, &req, &wake), DRAIN_NEXT_ASK);
     assert_int_equal(req.op, PROBE_DRAIN);
     assert_string_equal(req.addr, "10.0.0.1");
     assert_int_equal(req.port, 6379);
@@ -47,9 +47,9 @@ static void test_drain_then_watch_until_gone(void **state)
     r = answer(PROBER_OK, "abcd", "");
     drain_reply(&d, 1010, &r);
     /* Nothing until the first look is due. */
-    assert_int_equal(drain_step(&d, 1100, &req, &wake), 0);
+    assert_int_equal(drain_step(&d, 1100, &req, &wake), DRAIN_NEXT_SLEEP);
     assert_int_equal(wake, 1010 + DRAIN_POLL_MS);
-    assert_int_equal(drain_step(&d, wake, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, wake, &req, &wake), DRAIN_NEXT_ASK);
     assert_int_equal(req.op, PROBE_FIND_NODE);
     assert_int_equal(req.budget_ms, 11000 - wake);
     /* Still there: keep looking. A GCS that did not answer proves nothing either. */
@@ -70,7 +70,7 @@ static void test_drain_then_watch_until_gone(void **state)
     assert_int_equal(d.state, DRAIN_DONE);
     assert_int_equal(d.outcome, DRAIN_LEFT);
     assert_int_equal(drain_elapsed_ms(&d, 99999), 1000);
-    assert_int_equal(drain_step(&d, 2100, &req, &wake), -1);
+    assert_int_equal(drain_step(&d, 2100, &req, &wake), DRAIN_NEXT_DONE);
 }
 
 static void test_refused_drain_fails(void **state)
@@ -81,7 +81,7 @@ static void test_refused_drain_fails(void **state)
     long wake;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 10000, 0);
-    assert_int_equal(drain_step(&d, 0, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, 0, &req, &wake), DRAIN_NEXT_ASK);
     drain_reply(&d, 5, &r);
     assert_int_equal(d.state, DRAIN_DONE);
     assert_int_equal(d.outcome, DRAIN_FAILED);
@@ -96,9 +96,9 @@ static void test_deadline(void **state)
     long wake, now = 0;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 1000, 0);
-    assert_int_equal(drain_step(&d, now, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, now, &req, &wake), DRAIN_NEXT_ASK);
     drain_reply(&d, now, &r);
-    while (drain_step(&d, now, &req, &wake) >= 0) {
+    while (drain_step(&d, now, &req, &wake) != DRAIN_NEXT_DONE) {
         now = wake;
         if (req.op == PROBE_FIND_NODE)
             drain_reply(&d, now, &r); /* always still there */
@@ -117,11 +117,11 @@ static void drain_gone_node(struct drain *d, const struct prober_reply *how)
     struct prober_reply r = answer(PROBER_ABSENT, "", "no ALIVE node with address 10.0.0.7 in the GCS");
     long wake;
     drain_begin(d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    assert_int_equal(drain_step(d, 1000, &req, &wake), 1);
+    assert_int_equal(drain_step(d, 1000, &req, &wake), DRAIN_NEXT_ASK);
     drain_reply(d, 1010, &r);
     assert_int_equal(d->state, DRAIN_ASKING);
     assert_true(drain_in_progress(d));
-    assert_int_equal(drain_step(d, 1010, &req, &wake), 1);
+    assert_int_equal(drain_step(d, 1010, &req, &wake), DRAIN_NEXT_ASK);
     assert_int_equal(req.op, PROBE_DEPARTURE);
     assert_string_equal(req.name, "10.0.0.7");
     drain_reply(d, 1020, how);
