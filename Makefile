@@ -12,7 +12,10 @@ PYTHON  := $(VENV)/bin/python
 LIB_SRC     := $(sort $(wildcard lib/*.c))
 INIT_SRC    := $(sort $(wildcard init/*.c))
 SIDECAR_SRC := $(sort $(wildcard sidecar/*.c))
+# Only the fuzz targets, compiled and linked in one step, list every header; objects know theirs
+# from the compiler (-MMD -MP: a .d file beside each .o, read back below).
 HEADERS     := $(wildcard lib/*.h init/*.h sidecar/*.h)
+DEPFLAGS    := -MMD -MP
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla
 COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) -Ilib
@@ -79,7 +82,7 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
-	@echo "make lint       cppcheck and clang-tidy"
+	@echo "make lint       cppcheck, clang-tidy, and no include circle (scripts/include-graph.py)"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
@@ -88,44 +91,56 @@ $(DEPS_OK): deps/build.sh
 	deps/build.sh $(DEPS)
 deps: $(DEPS_OK)
 
-$(BUILD)/rel/%.o: %.c $(HEADERS) $(DEPS_OK) VERSION
+$(BUILD)/rel/%.o: %.c $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) -c $< -o $@
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) -c $< -o $@
 
-$(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(LIB_SRC)) $(REL_SPECS)
+# lib/ once, as an archive both programs link: each takes only the modules it calls.
+REL_LIB_A := $(BUILD)/rel/librayboot.a
+$(REL_LIB_A): $(patsubst %.c,$(BUILD)/rel/%.o,$(LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC)) $(REL_LIB_A) $(REL_SPECS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(REL_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(REL_LIBS) -o $@
 
-$(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC) $(LIB_SRC)) $(REL_SPECS)
+$(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC)) $(REL_LIB_A) $(REL_SPECS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(SIDECAR_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(SIDECAR_LIBS) -o $@
 
 # Test builds of rayboot for tests/contract/test_seccomp_minimal.py, never shipped:
 # build/knockout/NAME/rayboot leaves the prober's seccomp rule NAME out (lib/sandbox.c names them),
 # NAME+nobrk also makes brk fail (malloc's mmap path), none+nobrk only that. Only lib/sandbox.c is
-# compiled again; everything else is the release objects.
-KO_OBJS  := $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(filter-out lib/sandbox.c,$(LIB_SRC)))
+# compiled again; everything else is the release objects (the archive's sandbox.o is never pulled
+# in: the knockout's, linked first, defines the same symbols).
+KO_OBJS  := $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC)) $(REL_LIB_A)
 ko_words  = $(subst +, ,$(1))
 ko_defs   = $(if $(filter-out none,$(firstword $(call ko_words,$(1)))),-DRAYBOOT_SECCOMP_DROP='"$(firstword $(call ko_words,$(1)))"') \
             $(if $(filter nobrk,$(call ko_words,$(1))),-DRAYBOOT_SECCOMP_TEST_BRK_FAILS)
 
-$(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(HEADERS) $(DEPS_OK) VERSION
+$(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
 
 $(BUILD)/knockout/%/rayboot: $(BUILD)/knockout/%/sandbox.o $(KO_OBJS) $(REL_SPECS)
 	@echo "  LD      $@"
-	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(REL_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(REL_LIBS) -o $@
 
-$(BUILD)/unit/obj/%.o: %.c $(HEADERS)
+$(BUILD)/unit/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
-	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) -c $< -o $@
+	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/unit/%: tests/unit/%.c $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
+UNIT_LIB_A := $(BUILD)/unit/libunit.a
+$(UNIT_LIB_A): $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/unit/%: $(BUILD)/unit/obj/tests/unit/%.o $(UNIT_LIB_A)
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
@@ -145,12 +160,17 @@ VG_CFLAGS := $(COMMON) -Iinit -Isidecar -O1 -g
 VG_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/unit-vg/%,$(sort $(wildcard tests/unit/test_*.c)))
 VALGRIND  := valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
-$(BUILD)/unit-vg/obj/%.o: %.c $(HEADERS)
+$(BUILD)/unit-vg/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC-VG   $<"
-	$(Q)$(UNIT_CC) $(VG_CFLAGS) -c $< -o $@
+	$(Q)$(UNIT_CC) $(VG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/unit-vg/%: tests/unit/%.c $(patsubst %.c,$(BUILD)/unit-vg/obj/%.o,$(UNIT_LIB_SRC))
+VG_LIB_A := $(BUILD)/unit-vg/libunit.a
+$(VG_LIB_A): $(patsubst %.c,$(BUILD)/unit-vg/obj/%.o,$(UNIT_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/unit-vg/%: $(BUILD)/unit-vg/obj/tests/unit/%.o $(VG_LIB_A)
 	@echo "  LD-VG   $@"
 	$(Q)$(UNIT_CC) $(VG_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
@@ -160,6 +180,7 @@ unit-valgrind: $(VG_TESTS)
 	done; [ $$failed = 0 ] && echo "valgrind: $(words $(VG_TESTS)) unit test programs, no errors, no definite leaks"; exit $$failed
 
 lint: $(DEPS_OK)
+	python3 scripts/include-graph.py
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem -Ilib lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
@@ -294,10 +315,12 @@ fuzz-ci:
 
 # The same harnesses without libFuzzer: fuzz/replay.c feeds them every seed and every regression
 # input, built with gcc and ASan+UBSan like the unit tests, so `make unit` checks them all.
-$(BUILD)/unit/obj/fuzz/%.o: UNIT_CFLAGS += -Iinit
 
 $(BUILD)/replay/fuzz_%: $(BUILD)/unit/obj/fuzz/fuzz_%.o $(BUILD)/unit/obj/fuzz/replay.o \
         $$(patsubst %.c,$(BUILD)/unit/obj/%.o,$$(sort $$(FUZZ_SRC_$$*)))
 	@mkdir -p $(dir $@)
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
+
+# What each object was built from, as the compiler wrote it (no file yet on a first build).
+-include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/knockout -name '*.d' 2>/dev/null)
