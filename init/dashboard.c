@@ -42,8 +42,20 @@ int dashboard_call(struct dashboard *d, const char *method, const char *path, co
                    size_t max_bytes, long timeout_ms, struct httpc_reply *out, struct errbuf *err)
 {
     static const char *const json_headers[] = {"Content-Type: application/json", NULL};
-    struct httpc_request req = {0};
     char url[1024];
+    struct httpc_request req = {
+        .method = method,
+        .url = url,
+        .protocol = "http",
+        .version = HTTPC_HTTP_ANY,
+        .headers = json_body ? json_headers : NULL,
+        .body = json_body,
+        .body_len = json_body ? strlen(json_body) : 0,
+        .connect_timeout_ms = DASHBOARD_CONNECT_TIMEOUT_MS,
+        .timeout_ms = timeout_ms,
+        .max_reply_bytes = max_bytes,
+        .user_agent = "rayboot",
+    };
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -51,17 +63,6 @@ int dashboard_call(struct dashboard *d, const char *method, const char *path, co
         errbuf_set(err, "%s %s: URL too long", method, path);
         return HTTPC_OTHER;
     }
-    req.method = method;
-    req.url = url;
-    req.protocol = "http";
-    req.version = HTTPC_HTTP_ANY;
-    req.headers = json_body ? json_headers : NULL;
-    req.body = json_body;
-    req.body_len = json_body ? strlen(json_body) : 0;
-    req.connect_timeout_ms = DASHBOARD_CONNECT_TIMEOUT_MS;
-    req.timeout_ms = timeout_ms;
-    req.max_reply_bytes = max_bytes;
-    req.user_agent = "rayboot";
     rc = httpc_request(&d->http, &req, out, err);
     if (rc < 0)
         errbuf_prefix(err, "%s %s", method, url);

@@ -63,7 +63,23 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     uint8_t frame[GRPC_REQUEST_MAX_BYTES];
     char url[512];
     long frame_len;
-    struct httpc_request hr = {0};
+    struct httpc_request hr = {
+        .method = "POST",
+        .url = url,
+        .protocol = "http",
+        .version = HTTPC_H2C,
+        .headers = grpc_headers,
+        .body = frame,
+        .connect_timeout_ms = deadline_cap_ms(limits->connect_timeout_ms, c->budget_ms),
+        .timeout_ms = deadline_cap_ms(limits->total_timeout_ms, c->budget_ms),
+        .max_reply_bytes = limits->max_reply_bytes,
+        /* One connection per call: a restarted head has a new address, and a thousand waiting
+         * workers should not each hold an idle connection to the GCS. */
+        .fresh_connection = true,
+        .user_agent = "rayboot",
+        .on_header = on_header,
+        .header_ctx = reply,
+    };
     struct httpc_reply http;
     int rc;
 
@@ -75,22 +91,7 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     if (snprintf(url, sizeof(url), strchr(ip, ':') ? "http://[%s]:%d%s" : "http://%s:%d%s", ip, port, path) >=
         (int)sizeof(url))
         return errbuf_set(err, "address too long");
-    hr.method = "POST";
-    hr.url = url;
-    hr.protocol = "http";
-    hr.version = HTTPC_H2C;
-    hr.headers = grpc_headers;
-    hr.body = frame;
     hr.body_len = (size_t)frame_len;
-    hr.connect_timeout_ms = deadline_cap_ms(limits->connect_timeout_ms, c->budget_ms);
-    hr.timeout_ms = deadline_cap_ms(limits->total_timeout_ms, c->budget_ms);
-    hr.max_reply_bytes = limits->max_reply_bytes;
-    /* One connection per call: a restarted head has a new address, and a thousand waiting
-     * workers should not each hold an idle connection to the GCS. */
-    hr.fresh_connection = true;
-    hr.user_agent = "rayboot";
-    hr.on_header = on_header;
-    hr.header_ctx = reply;
     rc = httpc_request(&c->http, &hr, &http, err);
     if (rc < 0)
         return call_failed(rc, err);

@@ -45,14 +45,26 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
 {
     char url[512], auth[TOKEN_MAX_BYTES + 32], ca[4096];
     const char *headers[] = {auth, "Accept: application/json", NULL};
-    struct httpc_request req = {0};
+    const char *port = t->port ? t->port : "443";
+    char pin[300];
+    bool literal = is_ip_literal(t->host);
+    struct httpc_request req = {
+        .method = "GET",
+        .url = url,
+        .protocol = "https",
+        .version = HTTPC_HTTP_ANY,
+        .headers = headers,
+        .connect_timeout_ms = KUBEAPI_CONNECT_TIMEOUT_MS,
+        .timeout_ms = KUBEAPI_TIMEOUT_MS - 300L,
+        .max_reply_bytes = PODREASON_POD_MAX_BYTES,
+        .ca_file = ca,
+        .resolve = literal ? pin : NULL,
+        .user_agent = "rayboot-sidecar",
+    };
     struct httpc_reply reply;
     struct httpc http;
     struct pod_reason pr;
     struct errbuf err;
-    const char *port = t->port ? t->port : "443";
-    char pin[300];
-    bool literal = is_ip_literal(t->host);
     int rc;
 
     /* An API server is reached at an IP, but mbedTLS 2.x verifies DNS names only; every API
@@ -67,17 +79,6 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
         snprintf(line, cap, "reason unknown (could not set up the API request)");
         return;
     }
-    req.method = "GET";
-    req.url = url;
-    req.protocol = "https";
-    req.version = HTTPC_HTTP_ANY;
-    req.headers = headers;
-    req.connect_timeout_ms = KUBEAPI_CONNECT_TIMEOUT_MS;
-    req.timeout_ms = KUBEAPI_TIMEOUT_MS - 300L;
-    req.max_reply_bytes = PODREASON_POD_MAX_BYTES;
-    req.ca_file = ca;
-    req.resolve = literal ? pin : NULL;
-    req.user_agent = "rayboot-sidecar";
     rc = httpc_request(&http, &req, &reply, &err);
     if (rc < 0)
         snprintf(line, cap, "reason unknown (API server %.100s: %.300s)", t->host,
