@@ -71,7 +71,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-bugprone-implicit-widening-of-multiplication-result,-clang-analyzer-valist.Uninitialized,\
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
-.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint bench \
+.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
 	node node-up node-down node-background
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
@@ -82,7 +82,8 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
-	@echo "make lint       cppcheck, clang-tidy, and no include circle (scripts/include-graph.py)"
+	@echo "make lint       cppcheck, clang-tidy, clang-format, and no include circle (scripts/include-graph.py)"
+	@echo "make format     clang-format every C file in place"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
@@ -179,8 +180,15 @@ unit-valgrind: $(VG_TESTS)
 	    $(VALGRIND) $$t >$$t.log 2>&1 || { cat $$t.log; echo "valgrind: $$t failed"; failed=1; }; \
 	done; [ $$failed = 0 ] && echo "valgrind: $(words $(VG_TESTS)) unit test programs, no errors, no definite leaks"; exit $$failed
 
+# Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
+C_FILES := $(sort $(wildcard lib/*.[ch] init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
+
+format:
+	clang-format -i $(C_FILES)
+
 lint: $(DEPS_OK)
 	python3 scripts/include-graph.py
+	clang-format --dry-run --Werror $(C_FILES)
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem -Ilib lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
