@@ -136,6 +136,9 @@ $(BUILD)/unit/obj/%.o: %.c
 	@echo "  CC-SAN  $<"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# test_wait replaces prober_ask (the prober's blocking call) to drive wait_for_gcs without one.
+$(BUILD)/unit/test_wait $(BUILD)/unit-vg/test_wait: UNIT_LIBS += -Wl,--wrap=prober_ask
+
 UNIT_LIB_A := $(BUILD)/unit/libunit.a
 $(UNIT_LIB_A): $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
 	@echo "  AR      $@"

@@ -1,10 +1,14 @@
-/* Unit tests for lib/wait.c's sleep: what arrives on the stop fd is handed to the check, which
- * alone decides whether the wait ends; a wait the check lets go on sleeps what was left. (The
- * waits for the GCS and the workers are tested against a stand-in GCS: tests/contract.) */
+/* Unit tests for lib/wait.c: what arrives on the stop fd is handed to the check, which alone
+ * decides whether the wait ends; a wait the check lets go on sleeps what was left, and
+ * wait_for_gcs keeps its address and attempt count (prober_ask is replaced here, -Wl,--wrap: every
+ * request answers at once and "a signal arrives" after each). The waits against a stand-in GCS
+ * are tests/contract's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -100,6 +104,65 @@ static void test_zero_still_checks(void **state)
     close_fake(&f);
 }
 
+/* The prober as wait_for_gcs sees it: the name resolves, the GCS refuses; each answer is
+ * followed by "a signal" (a byte on the stop pipe) that the check reads and lets go. */
+static struct fake_prober {
+    int resolves;
+    int tcps;
+    int signal_fd;
+} fake;
+
+enum prober_status __wrap_prober_ask(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
+                                     struct errbuf *err);
+enum prober_status __wrap_prober_ask(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
+                                     struct errbuf *err)
+{
+    (void)p;
+    (void)err;
+    memset(reply, 0, sizeof(*reply));
+    assert_int_equal(write(fake.signal_fd, "s", 1), 1);
+    if (req->op == PROBE_RESOLVE) {
+        fake.resolves++;
+        snprintf(reply->addr, sizeof(reply->addr), "10.0.0.9");
+        return reply->status = PROBER_OK;
+    }
+    assert_int_equal(req->op, PROBE_TCP);
+    assert_string_equal(req->addr, "10.0.0.9");
+    fake.tcps++;
+    snprintf(reply->reason, sizeof(reply->reason), "connection refused");
+    return reply->status = PROBER_FAILED;
+}
+
+/* Signals that do not stop the wait leave it where it was: the name is resolved once (the next
+ * look is due after a second), every attempt counts, the deadline is the first one. */
+static void test_gcs_wait_goes_on_across_signals(void **state)
+{
+    struct fake_signals f;
+    struct wait_stop stop;
+    struct wait_gcs w = {"head.ns.svc", 6379, 600, NULL};
+    struct prober p = {-1, -1};
+    struct errbuf err;
+    char addr[DNS_ADDR_MAX_BYTES], expect[128];
+    long t0 = monotime_ms(), took;
+    (void)state;
+    open_fake(&f, false, 0);
+    stop = (struct wait_stop){f.fds[0], check, &f};
+    w.stop = &stop;
+    memset(&fake, 0, sizeof(fake));
+    fake.signal_fd = f.fds[1];
+    assert_int_equal(wait_for_gcs(&p, &w, addr, &err), WAIT_DEADLINE);
+    took = monotime_ms() - t0;
+    assert_true(took >= 600 && took < 2000);
+    assert_int_equal(fake.resolves, 1);
+    assert_true(fake.tcps >= 6); /* 30-50 ms apart over 600 ms */
+    assert_string_equal(addr, "10.0.0.9");
+    /* Each attempt's sleep was cut by a signal, read, and slept on. */
+    assert_int_equal(f.bytes_read, fake.resolves + fake.tcps);
+    snprintf(expect, sizeof(expect), "s and %d attempts; last: TCP: connection refused", fake.tcps);
+    assert_non_null(strstr(err.msg, expect));
+    close_fake(&f);
+}
+
 /* No stop: a plain sleep. */
 static void test_no_stop(void **state)
 {
@@ -117,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_zero_still_checks),
         cmocka_unit_test(test_no_stop),
+        cmocka_unit_test(test_gcs_wait_goes_on_across_signals),
     };
     return cmocka_run_group_tests_name("wait", tests, NULL, NULL);
 }
