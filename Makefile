@@ -12,7 +12,10 @@ PYTHON  := $(VENV)/bin/python
 LIB_SRC     := $(sort $(wildcard lib/*.c))
 INIT_SRC    := $(sort $(wildcard init/*.c))
 SIDECAR_SRC := $(sort $(wildcard sidecar/*.c))
+# Only the fuzz targets, compiled and linked in one step, list every header; objects know theirs
+# from the compiler (-MMD -MP: a .d file beside each .o, read back below).
 HEADERS     := $(wildcard lib/*.h init/*.h sidecar/*.h)
+DEPFLAGS    := -MMD -MP
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla
 COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) -Ilib
@@ -41,11 +44,13 @@ $(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(
 
 # Unit tests: glibc, Debian's -dev packages, address and undefined-behaviour sanitizers.
 UNIT_CC      := gcc
-UNIT_CFLAGS  := $(COMMON) -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+UNIT_CFLAGS  := $(COMMON) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
-# The sidecar's pure parsers are tested too; its main loop and HTTP glue are tested end to end.
-UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) sidecar/podreason.c sidecar/route.c
+# init's and the sidecar's pure modules are tested too; their main loops and HTTP glue are tested
+# end to end.
+UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) init/jobsapi.c init/shellquote.c init/plan_render.c \
+                sidecar/podreason.c sidecar/route.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 # Each fuzz target's harness is also built without libFuzzer (fuzz/replay.c) and run by `make unit`
 # over its seeds and regression inputs.
@@ -66,7 +71,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-bugprone-implicit-widening-of-multiplication-result,-clang-analyzer-valist.Uninitialized,\
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
-.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint bench \
+.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
 	node node-up node-down node-background
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
@@ -77,7 +82,8 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
-	@echo "make lint       cppcheck and clang-tidy"
+	@echo "make lint       cppcheck, clang-tidy, clang-format, and no include circle (scripts/include-graph.py)"
+	@echo "make format     clang-format every C file in place"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
@@ -86,44 +92,59 @@ $(DEPS_OK): deps/build.sh
 	deps/build.sh $(DEPS)
 deps: $(DEPS_OK)
 
-$(BUILD)/rel/%.o: %.c $(HEADERS) $(DEPS_OK) VERSION
+$(BUILD)/rel/%.o: %.c $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) -c $< -o $@
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) -c $< -o $@
 
-$(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(LIB_SRC)) $(REL_SPECS)
+# lib/ once, as an archive both programs link: each takes only the modules it calls.
+REL_LIB_A := $(BUILD)/rel/librayboot.a
+$(REL_LIB_A): $(patsubst %.c,$(BUILD)/rel/%.o,$(LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/rayboot: $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC)) $(REL_LIB_A) $(REL_SPECS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(REL_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(REL_LIBS) -o $@
 
-$(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC) $(LIB_SRC)) $(REL_SPECS)
+$(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC)) $(REL_LIB_A) $(REL_SPECS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(SIDECAR_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(SIDECAR_LIBS) -o $@
 
 # Test builds of rayboot for tests/contract/test_seccomp_minimal.py, never shipped:
 # build/knockout/NAME/rayboot leaves the prober's seccomp rule NAME out (lib/sandbox.c names them),
 # NAME+nobrk also makes brk fail (malloc's mmap path), none+nobrk only that. Only lib/sandbox.c is
-# compiled again; everything else is the release objects.
-KO_OBJS  := $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC) $(filter-out lib/sandbox.c,$(LIB_SRC)))
+# compiled again; everything else is the release objects (the archive's sandbox.o is never pulled
+# in: the knockout's, linked first, defines the same symbols).
+KO_OBJS  := $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC)) $(REL_LIB_A)
 ko_words  = $(subst +, ,$(1))
 ko_defs   = $(if $(filter-out none,$(firstword $(call ko_words,$(1)))),-DRAYBOOT_SECCOMP_DROP='"$(firstword $(call ko_words,$(1)))"') \
             $(if $(filter nobrk,$(call ko_words,$(1))),-DRAYBOOT_SECCOMP_TEST_BRK_FAILS)
 
-$(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(HEADERS) $(DEPS_OK) VERSION
+$(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
-	$(Q)$(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
+	$(Q)$(REL_CC) $(REL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
 
 $(BUILD)/knockout/%/rayboot: $(BUILD)/knockout/%/sandbox.o $(KO_OBJS) $(REL_SPECS)
 	@echo "  LD      $@"
-	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o,$^) $(REL_LIBS) -o $@
+	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(REL_LIBS) -o $@
 
-$(BUILD)/unit/obj/%.o: %.c $(HEADERS)
+$(BUILD)/unit/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
-	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) -c $< -o $@
+	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/unit/%: tests/unit/%.c $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
+# test_wait replaces prober_ask (the prober's blocking call) to drive wait_for_gcs without one.
+$(BUILD)/unit/test_wait $(BUILD)/unit-vg/test_wait: UNIT_LIBS += -Wl,--wrap=prober_ask
+
+UNIT_LIB_A := $(BUILD)/unit/libunit.a
+$(UNIT_LIB_A): $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/unit/%: $(BUILD)/unit/obj/tests/unit/%.o $(UNIT_LIB_A)
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
@@ -139,16 +160,21 @@ unit: $(UNIT_TESTS) $(REPLAYS)
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
 # (uninitialised reads ASan does not see) with zero errors and zero definite leaks required.
-VG_CFLAGS := $(COMMON) -Isidecar -O1 -g
+VG_CFLAGS := $(COMMON) -Iinit -Isidecar -O1 -g
 VG_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/unit-vg/%,$(sort $(wildcard tests/unit/test_*.c)))
 VALGRIND  := valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
-$(BUILD)/unit-vg/obj/%.o: %.c $(HEADERS)
+$(BUILD)/unit-vg/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC-VG   $<"
-	$(Q)$(UNIT_CC) $(VG_CFLAGS) -c $< -o $@
+	$(Q)$(UNIT_CC) $(VG_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/unit-vg/%: tests/unit/%.c $(patsubst %.c,$(BUILD)/unit-vg/obj/%.o,$(UNIT_LIB_SRC))
+VG_LIB_A := $(BUILD)/unit-vg/libunit.a
+$(VG_LIB_A): $(patsubst %.c,$(BUILD)/unit-vg/obj/%.o,$(UNIT_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/unit-vg/%: $(BUILD)/unit-vg/obj/tests/unit/%.o $(VG_LIB_A)
 	@echo "  LD-VG   $@"
 	$(Q)$(UNIT_CC) $(VG_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
@@ -157,7 +183,15 @@ unit-valgrind: $(VG_TESTS)
 	    $(VALGRIND) $$t >$$t.log 2>&1 || { cat $$t.log; echo "valgrind: $$t failed"; failed=1; }; \
 	done; [ $$failed = 0 ] && echo "valgrind: $(words $(VG_TESTS)) unit test programs, no errors, no definite leaks"; exit $$failed
 
+# Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
+C_FILES := $(sort $(wildcard lib/*.[ch] init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
+
+format:
+	clang-format -i $(C_FILES)
+
 lint: $(DEPS_OK)
+	python3 scripts/include-graph.py
+	clang-format --dry-run --Werror $(C_FILES)
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem -Ilib lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
@@ -247,24 +281,24 @@ CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 
 # Each target: its harness, the sources it exercises (and cJSON). The planner pulls in every file
 # parser it calls.
-PLAN_SRC := lib/plan.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
+PLAN_SRC := lib/plan.c lib/plandata.c lib/podview.c lib/detect.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
             lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c lib/errbuf.c
-GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/deadline.c lib/errbuf.c
-FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/errbuf.c
-FUZZ_SRC_jobsapi    := lib/jobsapi.c lib/json.c lib/errbuf.c
+GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
+FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/utf8.c lib/errbuf.c
+FUZZ_SRC_jobsapi    := init/jobsapi.c lib/json.c lib/utf8.c lib/errbuf.c
 FUZZ_SRC_flags      := init/cli.c lib/log.c $(PLAN_SRC)
-FUZZ_SRC_env        := lib/plan_render.c lib/settings.c lib/utf8.c $(PLAN_SRC)
+FUZZ_SRC_env        := init/plan_render.c lib/settings.c lib/json.c lib/utf8.c $(PLAN_SRC)
 FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_hosts      := lib/hosts.c
 FUZZ_SRC_resolvconf := lib/resolvconf.c
 FUZZ_SRC_volcano    := lib/volcano.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c lib/errbuf.c
 FUZZ_SRC_cgroup     := lib/cgroup.c lib/fsroot.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_address    := lib/address.c lib/dnsname.c lib/errbuf.c
-FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/deadline.c lib/errbuf.c
+FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
 FUZZ_SRC_protobuf   := lib/protobuf.c
 FUZZ_SRC_gcs        := $(GCS_SRC)
-FUZZ_SRC_drain      := lib/drain.c $(GCS_SRC)
-FUZZ_SRC_dashboard  := init/dashboard.c lib/curlbody.c lib/errbuf.c
+FUZZ_SRC_drain      := lib/drain.c lib/prober_req.c $(GCS_SRC)
+FUZZ_SRC_dashboard  := init/dashboard.c lib/httpc.c lib/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c
 FUZZ_SRC_log        := lib/log.c
 
@@ -292,10 +326,12 @@ fuzz-ci:
 
 # The same harnesses without libFuzzer: fuzz/replay.c feeds them every seed and every regression
 # input, built with gcc and ASan+UBSan like the unit tests, so `make unit` checks them all.
-$(BUILD)/unit/obj/fuzz/%.o: UNIT_CFLAGS += -Iinit
 
 $(BUILD)/replay/fuzz_%: $(BUILD)/unit/obj/fuzz/fuzz_%.o $(BUILD)/unit/obj/fuzz/replay.o \
         $$(patsubst %.c,$(BUILD)/unit/obj/%.o,$$(sort $$(FUZZ_SRC_$$*)))
 	@mkdir -p $(dir $@)
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
+
+# What each object was built from, as the compiler wrote it (no file yet on a first build).
+-include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/knockout -name '*.d' 2>/dev/null)

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t url_len = nl ? (size_t)(nl - data) : size;
     char *url = fuzz_strndup(data, url_len);
     char base[DASHBOARD_BASE_MAX_BYTES], summary[FUZZ_SUMMARY_BYTES];
-    struct dashboard_reply reply;
+    struct httpc_reply reply;
     struct errbuf err;
 
     if (dashboard_base_parse(url, "RAYBOOT_DASHBOARD_ADDRESS", base, &err) == 0)
@@ -33,14 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else if (!fuzz_terminated(err.msg, sizeof(err.msg)))
         __builtin_trap();
     /* The body as dashboard_call hands it over: len bytes and a NUL (any byte may be inside). */
+    memset(&reply, 0, sizeof(reply));
     reply.status = 500;
-    reply.len = nl ? size - url_len - 1 : 0;
-    reply.body = malloc(reply.len + 1);
-    if (!reply.body)
+    reply.body.len = nl ? size - url_len - 1 : 0;
+    reply.body.buf = malloc(reply.body.len + 1);
+    if (!reply.body.buf)
         abort();
-    if (reply.len)
-        memcpy(reply.body, nl + 1, reply.len);
-    reply.body[reply.len] = '\0';
+    if (reply.body.len)
+        memcpy(reply.body.buf, nl + 1, reply.body.len);
+    reply.body.buf[reply.body.len] = '\0';
     dashboard_reply_summary(&reply, summary, sizeof(summary));
     if (!fuzz_one_line(summary, sizeof(summary)))
         __builtin_trap();
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (*c < 0x20 || *c >= 0x7f)
             __builtin_trap();
     }
-    dashboard_reply_free(&reply);
+    httpc_reply_free(&reply);
     free(url);
     return 0;
 }

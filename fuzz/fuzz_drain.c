@@ -1,7 +1,8 @@
 /* libFuzzer target: the drain as a GCS and a prober could drive it. The input is first decoded as
  * a DrainNodeReply (lib/gcs.c's gcs_decode_drain), then read as a script of events for lib/drain.c's
- * step machine: time passing, and the prober's replies (ok or not, "no", any reason text, fields
- * filled to the brim and NUL-terminated only as prober_receive does). The machine must only move
+ * step machine: time passing, and the prober's replies (any status, even one no reply has, any
+ * departure, any reason text, fields filled to the brim and NUL-terminated only as
+ * prober_receive does). The machine must only move
  * forward (requesting, asking how a gone node left, watching, done), stay done once done, ask only
  * for DrainNode or FindNode, and for the departure only while asking,
  * never wake before now or after its deadline, and keep its strings NUL-terminated. */
@@ -33,15 +34,16 @@ static void make_reply(struct script *s, uint8_t control, struct prober_reply *r
     size_t cap = (control & 4) ? sizeof(r->reason) : sizeof(r->value);
 
     memset(r, 0, sizeof(*r));
-    r->ok = (control & 2) ? 1 : ((control & 16) ? -1 : 0);
+    r->status = (control & 2) ? PROBER_OK : (control & 32) ? PROBER_ABSENT : PROBER_FAILED;
+    if (control & 16)
+        memcpy(&r->status, (int[]){(int)next_byte(s) - 128}, sizeof(int)); /* any int, as the socket carries */
+    r->departure = (enum gcs_departure)next_byte(s);
     if (control & 8)
         memset(field, 'x', cap); /* no NUL of the prober's own */
     if (len > (size_t)(s->end - s->p))
         len = (size_t)(s->end - s->p);
     memcpy(field, s->p, len < cap ? len : cap);
     s->p += len;
-    if (control & 32)
-        memcpy(r->value, "no", 3);
     r->reason[sizeof(r->reason) - 1] = '\0';
     r->addr[sizeof(r->addr) - 1] = '\0';
     r->value[sizeof(r->value) - 1] = '\0';
@@ -72,21 +74,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         enum drain_state before = d.state;
         uint8_t control = next_byte(&s);
         long wake_ms = -1;
-        int rc;
+        enum drain_next rc;
 
         now_ms += (long)next_byte(&s) * 8;
         rc = drain_step(&d, now_ms, &req, &wake_ms);
-        if (rc < -1 || rc > 1 || (before == DRAIN_DONE && rc != -1) || (rc == 0 && (wake_ms <= now_ms ||
-                                                                                     wake_ms > d.deadline_ms)))
+        if ((rc != DRAIN_NEXT_ASK && rc != DRAIN_NEXT_SLEEP && rc != DRAIN_NEXT_DONE) ||
+            (before == DRAIN_DONE && rc != DRAIN_NEXT_DONE) ||
+            (rc == DRAIN_NEXT_SLEEP && (wake_ms <= now_ms || wake_ms > d.deadline_ms)))
             __builtin_trap();
-        if (rc == 1 && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE &&
+        if (rc == DRAIN_NEXT_ASK && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE &&
                          !(req.op == PROBE_DEPARTURE && before == DRAIN_ASKING)) ||
                         !fuzz_terminated(req.text, sizeof(req.text)) ||
                         strcmp(req.addr, "10.0.0.1") != 0 || strcmp(req.name, "10.0.0.7") != 0))
             __builtin_trap();
         check(&d, before, now_ms);
         before = d.state;
-        if (rc == 1 || (control & 64)) { /* also replies nobody asked for */
+        if (rc == DRAIN_NEXT_ASK || (control & 64)) { /* also replies nobody asked for */
             make_reply(&s, control, &reply);
             drain_reply(&d, now_ms, (control & 1) ? NULL : &reply);
             check(&d, before, now_ms);

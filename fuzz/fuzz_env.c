@@ -1,6 +1,6 @@
 /* libFuzzer target: the planner on any environment (lib/plan.c with lib/env.c, lib/settings.c,
  * lib/pluginargs.c, lib/address.c, lib/raystart.c and the VC_*_HOSTS path of lib/volcano.c),
- * rendered as `rayboot plan` prints it (lib/plan_render.c). Input: one KEY=VALUE per line, as in
+ * rendered as `rayboot plan` prints it (init/plan_render.c). Input: one KEY=VALUE per line, as in
  * tests/fixtures/pods/<case>/env. RAYBOOT_ROOT points nowhere, so the plan depends on the
  * environment alone. A plan that is made must render as JSON that parses, with ray_start[1]
  * "start" and a head port in 1..65535; a refusal must come with a message. */

@@ -3,6 +3,7 @@
  * how a DEAD one left),
  * GetClusterIdReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids
  * have their advertised size, values stay NUL-terminated within their buffer. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -18,15 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t node_id[GCS_NODE_ID_BYTES], cluster_id[GCS_CLUSTER_ID_MAX_BYTES];
     char value[FUZZ_VALUE_BYTES];
     size_t cluster_id_len = 0;
-    int found;
+    bool found;
+    int rc;
 
     (void)gcs_decode_health(data, size, &err);
     if (gcs_decode_node_counts(data, size, &counts, &err) == 0 &&
         (counts.alive < 0 || counts.alive_workers < 0 || counts.alive_workers > counts.alive ||
          (size_t)counts.alive > size))
         __builtin_trap();
-    (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &err);
-    (void)gcs_decode_find_node(data, size, "", node_id, &err);
+    (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &found, &err);
+    (void)gcs_decode_find_node(data, size, "", node_id, &found, &err);
     {
         enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
         if (gcs_decode_departure(data, size, "10.0.0.1", &how, &err) == 0 &&
@@ -36,8 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gcs_decode_cluster_id(data, size, cluster_id, &cluster_id_len, &err) == 0 &&
         (cluster_id_len == 0 || cluster_id_len > GCS_CLUSTER_ID_MAX_BYTES))
         __builtin_trap();
-    found = gcs_decode_kv_get(data, size, value, sizeof(value), &err);
-    if (found < -1 || found > 1 || (found == 1 && !fuzz_terminated(value, sizeof(value))))
+    rc = gcs_decode_kv_get(data, size, value, sizeof(value), &found, &err);
+    if (rc < -1 || rc > 0 || (rc == 0 && found && !fuzz_terminated(value, sizeof(value))))
         __builtin_trap();
     (void)gcs_decode_kv_put(data, size, &err);
     if (!fuzz_terminated(err.msg, sizeof(err.msg)))

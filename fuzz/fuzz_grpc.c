@@ -1,7 +1,7 @@
 /* libFuzzer target: what lib/grpc.c and lib/grpc_frame.c make of a gRPC reply: the response
  * headers and trailers (one per line, as libcurl hands them to grpc_header_line), then, after an
- * empty line, the body, fed in two pieces through grpc_reply_append and judged by
- * grpc_reply_check exactly as grpc_call does. A message that is accepted must be the frame's
+ * empty line, the body, fed in two pieces through httpc_body_append (as lib/httpc.c's libcurl
+ * callback does) and judged by grpc_reply_check exactly as grpc_call does. A message that is accepted must be the frame's
  * whole payload; grpc-message stays a bounded string; a frame re-encodes to the same bytes. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "fuzz.h"
 #include "grpc.h"
 #include "grpc_frame.h"
+#include "httpc.h"
 
 /* As the GCS calls bound small replies (gcs.c's GCS_SMALL_REPLY_MAX_BYTES). */
 #define FUZZ_REPLY_MAX_BYTES 4096
@@ -55,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memset(&reply, 0, sizeof(reply));
     reply.grpc_status = -1;
-    reply.max = FUZZ_REPLY_MAX_BYTES;
+    reply.body.max = FUZZ_REPLY_MAX_BYTES;
     /* Header lines up to an empty one; each is handed over with its line ending, like libcurl. */
     while (p < end) {
         const uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
@@ -83,12 +84,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     body = p;
     body_len = (size_t)(end - p);
     half = body_len / 2;
-    if (grpc_reply_append(&reply, body, half) == 0 && grpc_reply_append(&reply, body + half, body_len - half) == 0) {
-        if (reply.len != body_len || reply.len > reply.cap || reply.cap > reply.max ||
-            (body_len && memcmp(reply.body, body, body_len) != 0))
+    if (httpc_body_append(&reply.body, body, half) == 0 &&
+        httpc_body_append(&reply.body, body + half, body_len - half) == 0) {
+        if (reply.body.len != body_len || (body_len && reply.body.len >= reply.body.cap) ||
+            reply.body.cap > reply.body.max + 1 || (body_len && memcmp(reply.body.buf, body, body_len) != 0) ||
+            (body_len && reply.body.buf[body_len] != '\0'))
             __builtin_trap();
         if (grpc_reply_check(http_status, &reply, &err) == 0) {
-            if (reply.msg != reply.body + GRPC_FRAME_HEADER_BYTES || reply.msg_len != reply.len - GRPC_FRAME_HEADER_BYTES ||
+            if (reply.msg != (const uint8_t *)reply.body.buf + GRPC_FRAME_HEADER_BYTES ||
+                reply.msg_len != reply.body.len - GRPC_FRAME_HEADER_BYTES ||
                 http_status != 200 || reply.grpc_status != 0)
                 __builtin_trap();
             check_round_trip(reply.msg, reply.msg_len);

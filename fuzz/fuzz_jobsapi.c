@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/jobsapi.c on whatever a dashboard (or something posing as one) could
+/* libFuzzer target: init/jobsapi.c on whatever a dashboard (or something posing as one) could
  * answer: job details, submit replies and logs; and runtime_env text, which is checked the same
  * way. Never a crash; ids stay URL-safe, messages one line, logs NUL-terminated. */
 #include <stddef.h>

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (;;) {
         const uint8_t *before = r.p;
         rc = pb_next(&r, &f);
-        if (rc != 1)
+        if (rc != PB_FIELD)
             break;
         if (r.p <= before || r.p > data + size || f.number == 0 ||
             (f.wire == PB_BYTES && (f.data < data || f.len > (size_t)(data + size - f.data))))
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (w.overflow || w.len > size)
             __builtin_trap();
         pb_reader_init(&r, out, w.len);
-        while ((rc = pb_next(&r, &f)) == 1) {
+        while ((rc = pb_next(&r, &f)) == PB_FIELD) {
             if (i >= n || !same_field(&f, &fields[i]))
                 __builtin_trap();
             i++;

@@ -1,15 +1,12 @@
-/* The dashboard client: URL checks, one libcurl handle, bounded bodies. What to ask and what the
- * answers mean is submit.c's and lib/jobsapi.c's. */
+/* The dashboard client: URL checks, then requests through lib/httpc.c with the base URL in front.
+ * What to ask and what the answers mean is submit.c's and jobsapi.c's. */
 #include "dashboard.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
-#include "curlbody.h"
-
+/* A dashboard that is up accepts at once; past this the SYN was dropped or nothing listens. */
 #define DASHBOARD_CONNECT_TIMEOUT_MS 2000
 
 int dashboard_base_parse(const char *base_url, const char *what, char base[DASHBOARD_BASE_MAX_BYTES],
@@ -33,71 +30,48 @@ int dashboard_init(struct dashboard *d, const char *base_url, const char *what, 
     memset(d, 0, sizeof(*d));
     if (dashboard_base_parse(base_url, what, d->base, err) < 0)
         return -1;
-    if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK || !(d->curl = curl_easy_init()))
-        return errbuf_set(err, "libcurl failed to initialise");
-    return 0;
+    return httpc_init(&d->http, false, err);
 }
 
 void dashboard_free(struct dashboard *d)
 {
-    if (d->curl)
-        curl_easy_cleanup(d->curl);
-    d->curl = NULL;
+    httpc_free(&d->http);
 }
 
 int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body,
-                   size_t max_bytes, long timeout_ms, struct dashboard_reply *out, struct errbuf *err)
+                   size_t max_bytes, long timeout_ms, struct httpc_reply *out, struct errbuf *err)
 {
-    CURL *curl = d->curl;
-    struct curl_slist *headers = NULL;
-    struct curl_body sink = {NULL, 0, max_bytes, false};
+    static const char *const json_headers[] = {"Content-Type: application/json", NULL};
     char url[1024];
-    CURLcode rc;
+    struct httpc_request req = {
+        .method = method,
+        .url = url,
+        .protocol = "http",
+        .version = HTTPC_HTTP_ANY,
+        .headers = json_body ? json_headers : NULL,
+        .body = json_body,
+        .body_len = json_body ? strlen(json_body) : 0,
+        .connect_timeout_ms = DASHBOARD_CONNECT_TIMEOUT_MS,
+        .timeout_ms = timeout_ms,
+        .max_reply_bytes = max_bytes,
+        .user_agent = "rayboot",
+    };
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    if (snprintf(url, sizeof(url), "%s%s", d->base, path) >= (int)sizeof(url))
-        return errbuf_set(err, "URL too long");
-    curl_easy_reset(curl);
-    headers = curl_slist_append(headers, "Content-Type: application/json");
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
-    if (json_body) {
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json_body);
-        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    if (snprintf(url, sizeof(url), "%s%s", d->base, path) >= (int)sizeof(url)) {
+        errbuf_set(err, "%s %s: URL too long", method, path);
+        return HTTPC_OTHER;
     }
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)DASHBOARD_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot");
-    rc = curl_easy_perform(curl);
-    curl_slist_free_all(headers);
-    if (rc != CURLE_OK) {
-        free(sink.buf);
-        if (sink.too_big)
-            return errbuf_set(err, "%s %s: the reply is larger than %zu bytes", method, path, max_bytes);
-        return errbuf_set(err, "%s %s%s: %s", method, d->base, path, curl_easy_strerror(rc));
-    }
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
-    out->body = sink.buf ? sink.buf : calloc(1, 1);
-    out->len = sink.len;
-    if (!out->body)
-        return errbuf_set(err, "out of memory");
-    return 0;
+    rc = httpc_request(&d->http, &req, out, err);
+    if (rc < 0)
+        errbuf_prefix(err, "%s %s", method, url);
+    return rc;
 }
 
-void dashboard_reply_free(struct dashboard_reply *r)
+void dashboard_reply_summary(const struct httpc_reply *r, char *out, size_t cap)
 {
-    free(r->body);
-    r->body = NULL;
-    r->len = 0;
-}
-
-void dashboard_reply_summary(const struct dashboard_reply *r, char *out, size_t cap)
-{
-    const char *start = r->body ? r->body : "", *end = start + r->len;
+    const char *start = r->body.buf ? r->body.buf : "", *end = start + r->body.len;
     size_t n = 0;
     /* The last non-empty line. */
     while (end > start && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))

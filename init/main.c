@@ -14,7 +14,7 @@
 #include "plan_cmd.h"
 #include "relro.h"
 #include "run.h"
-#include "submit.h"
+#include "submit_cmd.h"
 #include "usage.h"
 #include "version.h"
 
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     case CLI_INSTALL:
         return install_main(cli.install_dir);
     case CLI_SUBMIT:
-        return submit_main(&cli, (const char *const *)environ);
+        return submit_cmd_run(&cli, (const char *const *)environ);
     case CLI_RUN:
         break;
     }

@@ -1,9 +1,9 @@
-/* Start-up of a Ray pod: plan, signals, prober, the waits before and after `ray start`, and the
- * user's command. Once everything is started, supervise.c takes over. */
+/* The life of a Ray pod, start to end, in one place: plan, signals, prober; then by role the
+ * head (Ray, its GCS, the workers, the command), a worker (the head, then Ray) or the submitter
+ * (the cluster, then the job); then supervise.c until the last child is gone; then the
+ * termination log. What each phase does to the pod's processes is pod.c's. */
 #include "run.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,157 +11,128 @@
 #include "env.h"
 #include "exitcode.h"
 #include "log.h"
+#include "pod.h"
 #include "proc.h"
 #include "submit.h"
+#include "supervise.h"
 #include "termlog.h"
-#include "wait.h"
 
 /* The head's own GCS: on loopback, it answers within seconds of ray start or never. */
 #define OWN_GCS_ADDR "127.0.0.1"
 
-void run_end_reason(struct run *r, const char *fmt, ...)
+static void remember_cluster_id(struct pod *pod)
 {
-    va_list ap;
-    if (r->end_reason[0])
-        return;
-    va_start(ap, fmt);
-    vsnprintf(r->end_reason, sizeof(r->end_reason), fmt, ap);
-    va_end(ap);
-}
-
-static int exec_failure_code(int exec_errno)
-{
-    return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
-}
-
-/* Spawns argv for `what` ("ray" or "the command"); on failure records the reason and the
- * 126/127 exit code. */
-static int spawn(struct run *r, const char *what, const struct strv *argv, const struct strv *env, pid_t *pid)
-{
-    struct errbuf err;
-    int exec_errno;
-    if (proc_spawn(argv->items, env->items, pid, &exec_errno, &err) < 0) {
-        log_error("cannot start %s: %s", what, err.msg);
-        run_end_reason(r, "cannot start %s: %s", what, err.msg);
-        *pid = 0;
-        r->exit_code = exec_failure_code(exec_errno);
-        return -1;
-    }
-    log_info("started %s (pid %d): %s", what, (int)*pid, argv->items[0]);
-    return 0;
-}
-
-int run_start_ray(struct run *r)
-{
-    r->ray_exited = false;
-    if (spawn(r, "ray", &r->plan.ray_start, &r->ray_env, &r->ray_pid) == 0)
-        return 0;
-    log_info("set RAYBOOT_RAY to the ray executable if it is not `ray` on PATH");
-    return -1;
-}
-
-static int start_command(struct run *r)
-{
-    return spawn(r, "the command", &r->plan.command, &r->cmd_env, &r->cmd_pid);
-}
-
-/* wait_for_gcs, resumed after each signal until it is decided; a SIGTERM or the death of Ray
- * ends it with WAIT_STOPPED. */
-enum wait_result run_wait_gcs(struct run *r, const char *name, long deadline_ms, struct errbuf *err)
-{
-    for (;;) {
-        struct wait_gcs w = {name, r->plan.head_port, deadline_ms - wait_now_ms(), r->sigfd};
-        enum wait_result res;
-        if (w.timeout_ms < 0)
-            w.timeout_ms = 0;
-        res = wait_for_gcs(&r->prober, &w, r->gcs_addr, err);
-        if (res != WAIT_STOPPED)
-            return res;
-        supervise_signals(r);
-        if (r->term_requested || (r->ray_pid == 0 && r->ray_exited))
-            return WAIT_STOPPED;
-    }
-}
-
-void run_wait_workers(struct run *r, const char *gcs_addr)
-{
-    long deadline = wait_now_ms() + r->settings.workers_timeout_ms, joined = 0;
-    struct errbuf err;
-    for (;;) {
-        enum wait_result res = wait_for_workers(&r->prober, gcs_addr, r->plan.head_port, r->plan.workers_expected,
-                                                deadline - wait_now_ms(), r->sigfd, &joined, &err);
-        if (res == WAIT_STOPPED) {
-            supervise_signals(r);
-            if (!r->term_requested && !r->ray_exited)
-                continue;
-            return;
-        }
-        if (res != WAIT_READY)
-            log_warn("%s", err.msg);
-        return;
-    }
-}
-
-static void remember_cluster_id(struct run *r)
-{
-    struct prober_request req = {0};
     struct prober_reply reply;
-    struct errbuf err;
-    req.op = PROBE_CLUSTER_ID;
-    req.port = r->plan.head_port;
-    memcpy(req.addr, r->gcs_addr, sizeof(req.addr));
-    if (prober_call(&r->prober, &req, &reply, 15000, &err) == 0 && reply.ok)
-        snprintf(r->cluster_id, sizeof(r->cluster_id), "%s", reply.value);
+    if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK)
+        snprintf(pod->cluster_id, sizeof(pod->cluster_id), "%s", reply.value);
 }
 
 /* A worker: wait for the head, then start Ray. */
-static int start_worker(struct run *r)
+static int start_worker(struct pod *pod)
 {
     struct errbuf err;
-    enum wait_result res = run_wait_gcs(r, r->plan.head_fqdn, wait_now_ms() + r->settings.wait_timeout_ms, &err);
+    enum wait_result res = pod_wait_gcs(pod, pod->plan.head_fqdn, pod->settings.wait_timeout_ms, &err);
     if (res == WAIT_DEADLINE) {
         log_error("%s", err.msg);
-        run_end_reason(r, "%s", err.msg);
-        r->exit_code = EXIT_WAIT_DEADLINE;
+        pod_end_reason(pod, "%s", err.msg);
+        pod->exit_code = EXIT_WAIT_DEADLINE;
         return -1;
     }
     if (res != WAIT_READY) {
         if (res == WAIT_PROBER_DIED) {
             log_error("%s", err.msg);
-            run_end_reason(r, "%s", err.msg);
+            pod_end_reason(pod, "%s", err.msg);
         } else {
-            run_end_reason(r, "SIGTERM while waiting for the head");
+            pod_end_reason(pod, "SIGTERM while waiting for the head");
         }
-        r->exit_code = res == WAIT_STOPPED ? r->settings.eviction_exit_code : EXIT_SOFTWARE;
+        pod->exit_code = res == WAIT_STOPPED ? pod->settings.eviction_exit_code : EXIT_SOFTWARE;
         return -1;
     }
-    remember_cluster_id(r);
-    return run_start_ray(r);
+    remember_cluster_id(pod);
+    return pod_start_ray(pod);
 }
 
 /* The head: start Ray, wait for its GCS and, when it will run a command, for the workers. */
-static int start_head(struct run *r)
+static int start_head(struct pod *pod)
 {
     struct errbuf err;
     enum wait_result res;
-    if (run_start_ray(r) < 0)
+    if (pod_start_ray(pod) < 0)
         return -1;
-    res = run_wait_gcs(r, OWN_GCS_ADDR, wait_now_ms() + r->settings.wait_timeout_ms, &err);
+    res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, &err);
     if (res == WAIT_READY) {
-        remember_cluster_id(r);
-        if (r->plan.command.len > 0 && r->plan.workers_expected > 0)
-            run_wait_workers(r, OWN_GCS_ADDR);
-        if (r->plan.command.len > 0 && !r->term_requested && !r->ray_exited && start_command(r) < 0)
-            supervise_stop_ray(r, r->exit_code, r->settings.grace_period_ms);
+        remember_cluster_id(pod);
+        if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
+            pod_wait_workers(pod, OWN_GCS_ADDR);
+        if (pod->plan.command.len > 0 && !pod->term_requested && !pod->ray_exited && pod_start_command(pod) < 0)
+            pod_end(pod, pod->exit_code, pod->settings.grace_period_ms);
         return 0;
     }
     /* A dead Ray or a SIGTERM (WAIT_STOPPED) is the supervisor's to sort out. */
     if (res != WAIT_STOPPED) {
         log_error("%s", err.msg);
-        run_end_reason(r, "%s", err.msg);
-        supervise_stop_ray(r, res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE, r->settings.grace_period_ms);
+        pod_end_reason(pod, "%s", err.msg);
+        pod_end(pod, res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE, pod->settings.grace_period_ms);
     }
     return 0;
+}
+
+/* The submitter: the job's settings first (a bad one exits 2 at once), then the cluster (the
+ * head's GCS, the expected workers), then the job through the dashboard at the address that
+ * answered. Returns the exit code. */
+static int run_submitter(struct pod *pod, const char *const *envp)
+{
+    const struct plan *p = &pod->plan;
+    struct submit_config c = {.argv = p->command.items, .argc = (int)p->command.len, .url_from = "the head's dashboard"};
+    char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES] = "", meta[3][320];
+    const char *const keys[3] = {"rayboot.pod", "rayboot.job", "rayboot.namespace"};
+    const char *const values[3] = {p->pod_name, p->job, p->namespace_};
+    struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
+    struct errbuf err;
+    enum wait_result res;
+    size_t n = 0;
+    int rc;
+
+    if (submit_check_entrypoint(c.argv, c.argc, &err) < 0) {
+        log_error("%s", err.msg);
+        return EXIT_CONFIG;
+    }
+    /* One job per Volcano Job: its name (and namespace) is what stays the same when the pod restarts. */
+    if (p->job[0])
+        snprintf(derived, sizeof(derived), "rayboot-%.40s-%.60s", p->namespace_[0] ? p->namespace_ : "default", p->job);
+    if (submit_config_load(&c, envp, p->job[0] ? derived : NULL, &err) < 0) {
+        log_error("%s", err.msg);
+        submit_config_free(&c);
+        return EXIT_CONFIG;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        if (!values[i][0])
+            continue;
+        snprintf(meta[n], sizeof(meta[n]), "%s=%.256s", keys[i], values[i]);
+        c.metadata[n] = meta[n];
+        n++;
+    }
+    c.wait_timeout_ms = pod->settings.wait_timeout_ms;
+    c.head_loss_timeout_ms = pod->settings.head_loss_timeout_ms;
+    c.grace_period_ms = pod->settings.grace_period_ms;
+    c.stop = &stop;
+
+    res = pod_wait_gcs(pod, p->head_fqdn, pod->settings.wait_timeout_ms, &err);
+    if (res != WAIT_READY) {
+        if (res != WAIT_STOPPED)
+            log_error("%s", err.msg);
+        submit_config_free(&c);
+        return res == WAIT_STOPPED ? EXIT_JOB_STOPPED : res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE;
+    }
+    if (p->workers_expected > 0)
+        pod_wait_workers(pod, pod->gcs_addr);
+    /* The address that answered, not the name: the same head, whatever DNS says next. */
+    snprintf(url, sizeof(url), strchr(pod->gcs_addr, ':') ? "http://[%s]:%d" : "http://%s:%d", pod->gcs_addr,
+             p->dashboard_port);
+    c.url = url;
+    rc = pod->term_requested ? EXIT_JOB_STOPPED : submit_job(&c);
+    submit_config_free(&c);
+    return rc;
 }
 
 static void log_plan(const struct plan *p)
@@ -175,24 +146,24 @@ static void log_plan(const struct plan *p)
 
 /* Ray's own drain on SIGTERM (Ray 2.5x and later) would wait up to 30 s for an idle node, the
  * whole default grace period. rayboot drains the node itself, so Ray's is switched off. */
-static int build_envs(struct run *r, const char *const *envp)
+static int build_envs(struct pod *pod, const char *const *envp)
 {
     struct strv add;
     int rc = 0;
     strv_init(&add);
-    for (size_t i = 0; i < r->plan.ray_env.len; i++)
-        rc |= strv_push(&add, r->plan.ray_env.items[i]);
+    for (size_t i = 0; i < pod->plan.ray_env.len; i++)
+        rc |= strv_push(&add, pod->plan.ray_env.items[i]);
     if (!env_lookup(envp, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"))
         rc |= strv_push(&add, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0");
-    rc |= env_merge(envp, &add, &r->ray_env);
-    for (size_t i = 0; i < r->plan.command_env.len; i++)
-        rc |= strv_push(&add, r->plan.command_env.items[i]);
-    rc |= env_merge(envp, &add, &r->cmd_env);
+    rc |= env_merge(envp, &add, &pod->ray_env);
+    for (size_t i = 0; i < pod->plan.command_env.len; i++)
+        rc |= strv_push(&add, pod->plan.command_env.items[i]);
+    rc |= env_merge(envp, &add, &pod->cmd_env);
     strv_free(&add);
     return rc ? -1 : 0;
 }
 
-static int setup(struct run *r, const struct cli *cli, const char *const *envp, struct errbuf *err)
+static int setup(struct pod *pod, const struct cli *cli, const char *const *envp, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
     struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
@@ -201,68 +172,66 @@ static int setup(struct run *r, const struct cli *cli, const char *const *envp, 
     /* Signals are blocked before anything else: a SIGTERM that arrives while planning stays
      * pending instead of killing us (or, as PID 1, being dropped) and is acted on first. */
     proc_catchable_signals(&set);
-    r->sigfd = proc_signalfd_open(&set, err);
-    if (r->sigfd < 0)
+    pod->sigfd = proc_signalfd_open(&set, err);
+    if (pod->sigfd < 0)
         return EXIT_SOFTWARE;
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
-    if (plan_build(&in, &r->plan, err) < 0 || plan_check_command(&r->plan, err) < 0)
+    if (plan_build(&in, &pod->plan, err) < 0 || plan_check_command(&pod->plan, err) < 0)
         return EXIT_CONFIG;
-    if (settings_load(envp, &r->settings, err) < 0)
+    if (settings_load(envp, &pod->settings, err) < 0)
         return EXIT_CONFIG;
-    if (r->plan.role == PLAN_ROLE_WORKER && r->plan.command.len > 0) {
+    /* The submitter stops its job on SIGINT and SIGHUP as on SIGTERM (`rayboot submit` does too). */
+    pod->interrupt_stops = pod->plan.role == PLAN_ROLE_SUBMITTER;
+    if (pod->plan.role == PLAN_ROLE_WORKER && pod->plan.command.len > 0) {
         /* An Indexed Job has one pod template for every index: the command is the head's (the
          * plan refuses a command on any other worker). */
         log_info("the command runs on the head (index 0); this worker only runs Ray");
-        strv_free(&r->plan.command);
+        strv_free(&pod->plan.command);
     }
-    if (build_envs(r, envp) < 0) {
+    if (build_envs(pod, envp) < 0) {
         errbuf_set(err, "out of memory");
         return EXIT_SOFTWARE;
     }
     if (proc_become_subreaper(err) < 0)
         return EXIT_SOFTWARE;
-    if (prober_start(&r->prober, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), err) < 0)
+    if (prober_start(&pod->prober, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), err) < 0)
         return EXIT_SOFTWARE;
     return 0;
 }
 
+/* After set-up: the role's start, then the supervisor while anything runs. */
+static int live(struct pod *pod, const char *const *envp)
+{
+    log_plan(&pod->plan);
+    pod_signals(pod);
+    if (pod->term_requested) {
+        pod_end_reason(pod, "SIGTERM before Ray was started");
+        return pod->settings.eviction_exit_code;
+    }
+    if (pod->plan.role == PLAN_ROLE_SUBMITTER)
+        return run_submitter(pod, envp);
+    if ((pod->plan.role == PLAN_ROLE_HEAD ? start_head(pod) : start_worker(pod)) < 0 && pod->ray_pid == 0 &&
+        pod->cmd_pid == 0)
+        return pod->exit_code;
+    return supervise(pod);
+}
+
 int run_main(const struct cli *cli, const char *const *envp)
 {
-    struct run r;
+    struct pod pod;
     struct errbuf err;
     int rc;
 
-    memset(&r, 0, sizeof(r));
-    r.sigfd = -1;
-    r.prober.pid = -1;
-    r.prober.fd = -1;
-    strv_init(&r.ray_env);
-    strv_init(&r.cmd_env);
-    rc = setup(&r, cli, envp, &err);
+    pod_init(&pod);
+    rc = setup(&pod, cli, envp, &err);
     if (rc != 0) {
         log_error("%s", err.msg);
-        run_end_reason(&r, "%s", err.msg);
+        pod_end_reason(&pod, "%s", err.msg);
     } else {
-        log_plan(&r.plan);
-        supervise_signals(&r);
-        if (r.term_requested) {
-            run_end_reason(&r, "SIGTERM before Ray was started");
-            rc = r.settings.eviction_exit_code;
-        } else if (r.plan.role == PLAN_ROLE_SUBMITTER)
-            rc = submit_from_plan(&r, envp);
-        else if ((r.plan.role == PLAN_ROLE_HEAD ? start_head(&r) : start_worker(&r)) < 0 && r.ray_pid == 0 &&
-                 r.cmd_pid == 0)
-            rc = r.exit_code;
-        else
-            rc = supervise(&r);
+        rc = live(&pod, envp);
     }
-    termlog_write(envp, "rayboot: %s (exit %d)", r.end_reason[0] ? r.end_reason : "ended", rc);
-    prober_stop(&r.prober);
-    if (r.sigfd >= 0)
-        close(r.sigfd);
-    plan_free(&r.plan);
-    strv_free(&r.ray_env);
-    strv_free(&r.cmd_env);
+    termlog_write(envp, "rayboot: %s (exit %d)", pod.end_reason[0] ? pod.end_reason : "ended", rc);
+    pod_free(&pod);
     return rc;
 }

@@ -1,60 +1,50 @@
 /* The submitter's life: wait for the dashboard, find or submit the job under a stable
  * submission_id (a restarted submitter never submits twice), print the job's log as it grows,
- * and turn the job's end into an exit code. The JSON is lib/jobsapi.c's, the HTTP dashboard.c's. */
+ * and turn the job's end into an exit code. The requests are jobclient.c's. */
 #include "submit.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
+#include "backoff.h"
 #include "dashboard.h"
+#include "jobclient.h"
 #include "env.h"
 #include "exitcode.h"
 #include "fsroot.h"
 #include "jobsapi.h"
 #include "log.h"
-#include "proc.h"
-#include "shellquote.h"
+#include "monotime.h"
+#include "settings.h"
 #include "utf8.h"
 #include "wait.h"
 
-/* Polling: fast while the log grows, backing off to the cap while it is quiet. */
+/* Polling: fast while the log grows, backing off to the cap while it is quiet (lib/backoff.c's
+ * schedule without jitter: one submitter, one dashboard). */
 #define SUBMIT_POLL_MIN_MS 250
 #define SUBMIT_POLL_MAX_MS 2000
-/* Waiting for the dashboard to answer: retries with this backoff inside the wait deadline. */
+/* Waiting for the dashboard to answer, and to submit: retries with this backoff inside the wait
+ * deadline. */
 #define SUBMIT_RETRY_MIN_MS 200
 #define SUBMIT_RETRY_MAX_MS 2000
 #define SUBMIT_PROGRESS_MS 5000
-/* A small reply should come at once; the logs may be long. */
-#define SUBMIT_CALL_TIMEOUT_MS 10000
-#define SUBMIT_LOGS_TIMEOUT_MS 30000
 /* After SIGTERM: how long to wait for Ray to report the job STOPPED. */
 #define SUBMIT_STOP_WAIT_MS 10000
 #define RUNTIME_ENV_MAX_BYTES (1024 * 1024)
 
 struct submitter {
+    const struct submit_config *c;
     struct dashboard dash;
-    char *const *argv;
-    int argc;
     char id[JOBSAPI_ID_MAX_BYTES]; /* the submission_id: given, derived, or Ray's */
-    char *runtime_env;             /* JSON object text, or NULL */
-    const char *metadata[4];
-    char meta_buf[3][320];
-    long wait_timeout_ms;
     long stop_wait_ms;
-    long head_loss_timeout_ms;
-    int sigfd;
     size_t logs_printed;
     bool logs_given_up;
 };
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-static int load_runtime_env(struct submitter *s, const char *const *envp, struct errbuf *err)
+static int load_runtime_env(struct submit_config *c, const char *const *envp, struct errbuf *err)
 {
     const char *text = env_lookup_nonempty(envp, "RAYBOOT_RUNTIME_ENV");
     const char *file = env_lookup_nonempty(envp, "RAYBOOT_RUNTIME_ENV_FILE");
@@ -64,219 +54,174 @@ static int load_runtime_env(struct submitter *s, const char *const *envp, struct
     if (text) {
         if (jobsapi_check_object(text, strlen(text), err) < 0)
             return errbuf_prefix(err, "RAYBOOT_RUNTIME_ENV");
-        s->runtime_env = strdup(text);
-        return s->runtime_env ? 0 : errbuf_set(err, "out of memory");
+        c->runtime_env = strdup(text);
+        return c->runtime_env ? 0 : errbuf_set(err, "out of memory");
     }
     if (!file)
         return 0;
-    if (fsroot_read(NULL, file, RUNTIME_ENV_MAX_BYTES, &s->runtime_env, &len, err) < 0)
+    if (fsroot_read(NULL, file, RUNTIME_ENV_MAX_BYTES, &c->runtime_env, &len, err) < 0)
         return errbuf_prefix(err, "RAYBOOT_RUNTIME_ENV_FILE");
-    if (jobsapi_check_object(s->runtime_env, len, err) < 0)
+    if (jobsapi_check_object(c->runtime_env, len, err) < 0)
         return errbuf_prefix(err, "RAYBOOT_RUNTIME_ENV_FILE=%.200s", file);
     return 0;
 }
 
-static int load_submission_id(struct submitter *s, const char *const *envp, const char *derived, struct errbuf *err)
+static int load_submission_id(struct submit_config *c, const char *const *envp, const char *derived,
+                              struct errbuf *err)
 {
     const char *given = env_lookup_nonempty(envp, "RAYBOOT_SUBMISSION_ID");
     const char *id = given ? given : derived;
     if (!id)
         return 0;
     /* It goes into URL paths: letters, digits and a few marks only. */
-    if (strlen(id) >= sizeof(s->id) || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+    if (strlen(id) >= sizeof(c->id) || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
                                            strlen(id))
         return errbuf_set(err, "RAYBOOT_SUBMISSION_ID=%.80s: use letters, digits, '-', '_' and '.' (at most %zu)", id,
-                          sizeof(s->id) - 1);
-    snprintf(s->id, sizeof(s->id), "%s", id);
+                          sizeof(c->id) - 1);
+    snprintf(c->id, sizeof(c->id), "%s", id);
     return 0;
 }
 
-static void add_metadata(struct submitter *s, const char *key, const char *value)
+int submit_config_load(struct submit_config *c, const char *const *envp, const char *derived_id, struct errbuf *err)
 {
-    size_t n = 0;
-    while (s->metadata[n])
-        n++;
-    if (!value || !value[0] || n >= 3)
-        return;
-    snprintf(s->meta_buf[n], sizeof(s->meta_buf[n]), "%s=%.256s", key, value);
-    s->metadata[n] = s->meta_buf[n];
+    if (load_runtime_env(c, envp, err) < 0 || load_submission_id(c, envp, derived_id, err) < 0)
+        return -1;
+    return 0;
+}
+
+void submit_config_free(struct submit_config *c)
+{
+    free(c->runtime_env);
+    c->runtime_env = NULL;
+}
+
+/* The entrypoint reaches the dashboard as a JSON string, and JSON is UTF-8: a word that is not
+ * (a Latin-1 file name, stray bytes) would make the request invalid, so it is refused up front. */
+int submit_check_entrypoint(char *const *argv, int argc, struct errbuf *err)
+{
+    for (int i = 0; i < argc; i++) {
+        long at = utf8_invalid_offset(argv[i]);
+        if (at >= 0)
+            return errbuf_set(err,
+                              "argument %d of the job's entrypoint is not valid UTF-8 (byte %ld is 0x%02x): the Ray "
+                              "Jobs API takes the entrypoint as JSON text",
+                              i + 1, at + 1, (unsigned)(unsigned char)argv[i][at]);
+    }
+    return 0;
 }
 
 /* ---- talking to the dashboard --------------------------------------------------------------- */
 
-static bool stop_requested(struct submitter *s)
-{
-    struct signalfd_siginfo si;
-    bool stop = false;
-    while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
-            log_info("signal %u: stopping the job", si.ssi_signo);
-            stop = true;
-        }
-    }
-    return stop;
-}
-
-/* Sleeps ms; true when a stop signal arrived meanwhile. */
+/* Sleeps ms; true when the stop check said to stop meanwhile (signals are read either way). */
 static bool pause_ms(struct submitter *s, long ms)
 {
-    return wait_sleep(ms, s->sigfd) < 0 && stop_requested(s);
+    return wait_sleep(ms, s->c->stop) < 0;
 }
 
-/* GET /api/version until it answers 200, or the deadline. */
-static int wait_dashboard(struct submitter *s, struct errbuf *err)
+/* Sleeps ms whatever arrives: the job is being stopped already, signals are only read. */
+static void pause_through(struct submitter *s, long ms)
 {
-    long start = wait_now_ms(), next_progress = start + SUBMIT_PROGRESS_MS, delay = SUBMIT_RETRY_MIN_MS;
-    char last[ERRBUF_MAX_BYTES] = "";
+    long end = monotime_ms() + ms;
+    while (wait_sleep(end - monotime_ms(), s->c->stop) < 0)
+        ;
+}
+
+/* GET /api/version until it answers 200. 0, or -1 with *exit_code and the message (the deadline
+ * passed, or a stop signal came). */
+static int wait_dashboard(struct submitter *s, int *exit_code, struct errbuf *err)
+{
+    long start = monotime_ms(), next_progress = start + SUBMIT_PROGRESS_MS;
+    struct backoff retry;
+    struct errbuf last;
+    backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (int attempt = 1;; attempt++) {
-        struct dashboard_reply r = {0};
-        struct errbuf e;
-        if (dashboard_call(&s->dash, "GET", "/api/version", NULL, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r,
-                           &e) == 0) {
-            long status = r.status;
-            dashboard_reply_free(&r);
-            if (status == 200) {
-                log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(wait_now_ms() - start) / 1000.0);
-                return 0;
-            }
-            snprintf(last, sizeof(last), "GET /api/version: HTTP %ld", status);
-        } else {
-            snprintf(last, sizeof(last), "%s", e.msg);
+        if (jobclient_version(&s->dash, &last) == JOBCLIENT_OK) {
+            log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(monotime_ms() - start) / 1000.0);
+            return 0;
         }
-        if (wait_now_ms() - start >= s->wait_timeout_ms)
+        if (monotime_ms() - start >= s->c->wait_timeout_ms) {
+            *exit_code = EXIT_WAIT_DEADLINE;
             return errbuf_set(err, "gave up waiting for the dashboard %s after %.1f s and %d attempts; last: %s",
-                              s->dash.base, (double)(wait_now_ms() - start) / 1000.0, attempt, last);
-        if (wait_now_ms() >= next_progress) {
+                              s->dash.base, (double)(monotime_ms() - start) / 1000.0, attempt, last.msg);
+        }
+        if (monotime_ms() >= next_progress) {
             log_info("waiting for the dashboard %s (attempt %d, %.0f s): %s", s->dash.base, attempt,
-                     (double)(wait_now_ms() - start) / 1000.0, last);
+                     (double)(monotime_ms() - start) / 1000.0, last.msg);
             next_progress += SUBMIT_PROGRESS_MS;
         }
-        if (pause_ms(s, delay))
-            return 1;
-        delay = delay * 2 > SUBMIT_RETRY_MAX_MS ? SUBMIT_RETRY_MAX_MS : delay * 2;
+        if (pause_ms(s, backoff_step_ms(&retry))) {
+            *exit_code = EXIT_JOB_STOPPED;
+            return errbuf_set(err, "stopped before the dashboard answered");
+        }
     }
 }
 
-/* GET /api/jobs/<id>: 1 with the job, 0 when there is no such job, -1 when it could not be read. */
-static int get_job(struct submitter *s, struct jobsapi_job *job, struct errbuf *err)
-{
-    struct dashboard_reply r = {0};
-    char path[JOBSAPI_ID_MAX_BYTES + 16];
-    int rc;
-    snprintf(path, sizeof(path), "/api/jobs/%s", s->id);
-    if (dashboard_call(&s->dash, "GET", path, NULL, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, err) < 0)
-        return -1;
-    if (r.status == 404)
-        rc = 0;
-    else if (r.status != 200)
-        rc = errbuf_set(err, "GET %s: HTTP %ld", path, r.status);
-    else
-        rc = jobsapi_parse_job(r.body, r.len, job, err) == 0 ? 1 : -1;
-    dashboard_reply_free(&r);
-    return rc;
-}
-
-/* POST /api/jobs/. 0 submitted (s->id set), 1 it exists already (a race with another copy of
- * us), -1 with a message: *client_error says the dashboard refused it (4xx). */
-static int post_job(struct submitter *s, bool *client_error, struct errbuf *err)
-{
-    struct jobsapi_submit req = {NULL, s->id[0] ? s->id : NULL, s->runtime_env, s->metadata};
-    struct dashboard_reply r = {0};
-    char *entrypoint = shellquote_join(s->argv, s->argc), *body;
-    char summary[512];
-    int rc;
-    *client_error = false;
-    if (!entrypoint)
-        return errbuf_set(err, "the entrypoint is too long (more than %d bytes quoted)", SHELLQUOTE_MAX_BYTES);
-    req.entrypoint = entrypoint;
-    body = jobsapi_submit_body(&req, err);
-    free(entrypoint);
-    if (!body)
-        return -1;
-    rc = dashboard_call(&s->dash, "POST", "/api/jobs/", body, JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, err);
-    free(body);
-    if (rc < 0)
-        return -1;
-    dashboard_reply_summary(&r, summary, sizeof(summary));
-    if (r.status == 200)
-        rc = jobsapi_parse_submitted(r.body, r.len, s->id, err);
-    else if (r.status >= 400 && r.status < 500 && strstr(r.body, "already exists"))
-        rc = 1;
-    else if (r.status >= 400 && r.status < 500)
-        rc = (*client_error = true, errbuf_set(err, "the dashboard refused the job (HTTP %ld): %s", r.status, summary));
-    else
-        rc = errbuf_set(err, "POST /api/jobs/: HTTP %ld: %s", r.status, summary);
-    dashboard_reply_free(&r);
-    return rc;
-}
-
-/* Finds the job under s->id, or submits it; retries transient failures inside the deadline. */
+/* Finds the job under s->id, or submits it; retries transient failures inside the deadline.
+ * 0, or -1 with *exit_code and the message. */
 static int find_or_submit(struct submitter *s, int *exit_code, struct errbuf *err)
 {
-    long start = wait_now_ms(), delay = SUBMIT_RETRY_MIN_MS;
+    struct jobsapi_submit req = {NULL, NULL, s->c->runtime_env, s->c->metadata};
+    long start = monotime_ms();
+    struct backoff retry;
+    backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (;;) {
         struct jobsapi_job job = {0};
-        bool client_error;
-        int found = s->id[0] ? get_job(s, &job, err) : 0, rc;
-        if (found == 1) {
+        enum jobclient_result rc = s->id[0] ? jobclient_get(&s->dash, s->id, &job, err) : JOBCLIENT_NO_SUCH_JOB;
+        if (rc == JOBCLIENT_OK) {
             log_info("job %s exists already (%s): following it, not submitting again", s->id,
                      jobsapi_status_name(job.status));
             return 0;
         }
-        if (found == 0) {
-            rc = post_job(s, &client_error, err);
-            if (rc == 0) {
+        if (rc == JOBCLIENT_NO_SUCH_JOB) {
+            req.submission_id = s->id[0] ? s->id : NULL;
+            rc = jobclient_submit(&s->dash, s->c->argv, s->c->argc, &req, s->id, err);
+            if (rc == JOBCLIENT_OK) {
                 log_info("submitted job %s", s->id);
                 return 0;
             }
-            if (rc == 1)
+            if (rc == JOBCLIENT_EXISTS)
                 continue; /* someone else submitted it meanwhile: find it */
-            if (client_error) {
+            if (rc == JOBCLIENT_REFUSED) {
                 *exit_code = EXIT_CONFIG;
                 return -1;
             }
         }
-        if (wait_now_ms() - start >= s->wait_timeout_ms) {
+        if (monotime_ms() - start >= s->c->wait_timeout_ms) {
             *exit_code = EXIT_WAIT_DEADLINE;
-            return errbuf_prefix(err, "could not submit the job within %.0f s", (double)s->wait_timeout_ms / 1000.0);
+            return errbuf_prefix(err, "could not submit the job within %.0f s", (double)s->c->wait_timeout_ms / 1000.0);
         }
         log_warn("%s; retrying", err->msg);
-        if (pause_ms(s, delay)) {
+        if (pause_ms(s, backoff_step_ms(&retry))) {
             *exit_code = EXIT_JOB_STOPPED;
             return errbuf_set(err, "stopped before the job was submitted");
         }
-        delay = delay * 2 > SUBMIT_RETRY_MAX_MS ? SUBMIT_RETRY_MAX_MS : delay * 2;
     }
 }
 
 /* Prints the part of the job's log not printed yet. True when there was some. */
 static bool print_new_logs(struct submitter *s)
 {
-    struct dashboard_reply r = {0};
     struct errbuf err;
-    char path[JOBSAPI_ID_MAX_BYTES + 16], *logs;
+    char *logs;
     size_t len;
     bool grew = false;
+    enum jobclient_result rc;
     if (s->logs_given_up)
         return false;
-    snprintf(path, sizeof(path), "/api/jobs/%s/logs", s->id);
-    if (dashboard_call(&s->dash, "GET", path, NULL, JOBSAPI_LOGS_MAX_BYTES, SUBMIT_LOGS_TIMEOUT_MS, &r, &err) < 0) {
-        if (strstr(err.msg, "larger than")) {
-            log_warn("the job's log passed %d bytes: no longer printed here (see the dashboard)", JOBSAPI_LOGS_MAX_BYTES);
-            s->logs_given_up = true;
-        }
+    rc = jobclient_logs(&s->dash, s->id, &logs, &len, &err);
+    if (rc == JOBCLIENT_TOO_LARGE) {
+        log_warn("the job's log passed %d bytes: no longer printed here (see the dashboard)", JOBSAPI_LOGS_MAX_BYTES);
+        s->logs_given_up = true;
+    }
+    if (rc != JOBCLIENT_OK)
         return false;
+    if (len > s->logs_printed) {
+        fwrite(logs + s->logs_printed, 1, len - s->logs_printed, stdout);
+        fflush(stdout);
+        s->logs_printed = len;
+        grew = true;
     }
-    if (r.status == 200 && jobsapi_parse_logs(r.body, r.len, &logs, &len, &err) == 0) {
-        if (len > s->logs_printed) {
-            fwrite(logs + s->logs_printed, 1, len - s->logs_printed, stdout);
-            fflush(stdout);
-            s->logs_printed = len;
-            grew = true;
-        }
-        free(logs);
-    }
-    dashboard_reply_free(&r);
+    free(logs);
     return grew;
 }
 
@@ -301,25 +246,21 @@ static int outcome(struct submitter *s, const struct jobsapi_job *job)
 /* SIGTERM while following: the job must not outlive its submitter. */
 static int stop_job(struct submitter *s)
 {
-    struct dashboard_reply r = {0};
     struct errbuf err;
     struct jobsapi_job job = {0};
-    char path[JOBSAPI_ID_MAX_BYTES + 16];
-    long deadline = wait_now_ms() + s->stop_wait_ms;
-    snprintf(path, sizeof(path), "/api/jobs/%s/stop", s->id);
-    if (dashboard_call(&s->dash, "POST", path, "{}", JOBSAPI_REPLY_MAX_BYTES, SUBMIT_CALL_TIMEOUT_MS, &r, &err) < 0) {
+    long deadline = monotime_ms() + s->stop_wait_ms, status;
+    if (jobclient_stop(&s->dash, s->id, &status, &err) != JOBCLIENT_OK) {
         log_error("could not stop job %s: %s", s->id, err.msg);
         return EXIT_JOB_STOPPED;
     }
-    log_info("asked Ray to stop job %s (HTTP %ld)", s->id, r.status);
-    dashboard_reply_free(&r);
-    while (wait_now_ms() < deadline) {
-        if (get_job(s, &job, &err) == 1 && jobsapi_status_terminal(job.status)) {
+    log_info("asked Ray to stop job %s (HTTP %ld)", s->id, status);
+    while (monotime_ms() < deadline) {
+        if (jobclient_get(&s->dash, s->id, &job, &err) == JOBCLIENT_OK && jobsapi_status_terminal(job.status)) {
             print_new_logs(s);
             log_info("job %s is %s", s->id, jobsapi_status_name(job.status));
             return EXIT_JOB_STOPPED;
         }
-        wait_sleep(SUBMIT_POLL_MIN_MS, -1);
+        pause_through(s, SUBMIT_POLL_MIN_MS);
     }
     log_warn("job %s did not stop within %.0f s", s->id, (double)s->stop_wait_ms / 1000.0);
     return EXIT_JOB_STOPPED;
@@ -328,17 +269,19 @@ static int stop_job(struct submitter *s)
 static int follow(struct submitter *s)
 {
     long delay = 0, unreachable_since = 0;
+    struct backoff poll;
+    backoff_init(&poll, SUBMIT_POLL_MIN_MS, SUBMIT_POLL_MAX_MS, 0);
     for (;;) {
         struct jobsapi_job job = {0};
         struct errbuf err;
-        int found;
+        enum jobclient_result found;
         if (pause_ms(s, delay))
             return stop_job(s);
-        delay = print_new_logs(s) ? SUBMIT_POLL_MIN_MS
-                                  : (delay * 2 > SUBMIT_POLL_MAX_MS ? SUBMIT_POLL_MAX_MS
-                                                                     : (delay * 2 < SUBMIT_POLL_MIN_MS ? SUBMIT_POLL_MIN_MS : delay * 2));
-        found = get_job(s, &job, &err);
-        if (found == 1) {
+        if (print_new_logs(s))
+            backoff_reset(&poll); /* the log grows: look again soon */
+        delay = backoff_step_ms(&poll);
+        found = jobclient_get(&s->dash, s->id, &job, &err);
+        if (found == JOBCLIENT_OK) {
             unreachable_since = 0;
             if (jobsapi_status_terminal(job.status)) {
                 print_new_logs(s);
@@ -346,164 +289,42 @@ static int follow(struct submitter *s)
             }
             continue;
         }
-        if (found == 0) {
+        if (found == JOBCLIENT_NO_SUCH_JOB) {
             /* A new head has a new job table: the cluster this job ran on is gone. */
             log_error("job %s is gone from the cluster (was the head re-created?)", s->id);
             return EXIT_JOB_FAILED;
         }
         if (!unreachable_since)
-            unreachable_since = wait_now_ms();
-        if (wait_now_ms() - unreachable_since >= s->head_loss_timeout_ms) {
-            log_error("the dashboard has not answered for %.0f s: %s", (double)s->head_loss_timeout_ms / 1000.0, err.msg);
+            unreachable_since = monotime_ms();
+        if (monotime_ms() - unreachable_since >= s->c->head_loss_timeout_ms) {
+            log_error("the dashboard has not answered for %.0f s: %s", (double)s->c->head_loss_timeout_ms / 1000.0, err.msg);
             return EXIT_WAIT_DEADLINE;
         }
     }
 }
 
-/* ---- the two ways in ------------------------------------------------------------------------ */
+/* ---- the whole of it ------------------------------------------------------------------------ */
 
-static int run_submitter(struct submitter *s)
-{
-    struct errbuf err;
-    int code = EXIT_OK, rc = wait_dashboard(s, &err);
-    if (rc != 0) {
-        if (rc > 0)
-            return EXIT_JOB_STOPPED;
-        log_error("%s", err.msg);
-        return EXIT_WAIT_DEADLINE;
-    }
-    if (find_or_submit(s, &code, &err) < 0) {
-        log_error("%s", err.msg);
-        return code;
-    }
-    return follow(s);
-}
-
-/* The entrypoint reaches the dashboard as a JSON string, and JSON is UTF-8: a word that is not
- * (a Latin-1 file name, stray bytes) would make the request invalid, so it is refused up front. */
-static int check_entrypoint(char *const *argv, int argc, struct errbuf *err)
-{
-    for (int i = 0; i < argc; i++) {
-        long at = utf8_invalid_offset(argv[i]);
-        if (at >= 0)
-            return errbuf_set(err,
-                              "argument %d of the job's entrypoint is not valid UTF-8 (byte %ld is 0x%02x): the Ray "
-                              "Jobs API takes the entrypoint as JSON text",
-                              i + 1, at + 1, (unsigned)(unsigned char)argv[i][at]);
-    }
-    return 0;
-}
-
-static int init_submitter(struct submitter *s, char *const *argv, int argc, const struct settings *st, int sigfd)
-{
-    memset(s, 0, sizeof(*s));
-    s->argv = argv;
-    s->argc = argc;
-    s->wait_timeout_ms = st->wait_timeout_ms;
-    s->head_loss_timeout_ms = st->head_loss_timeout_ms;
-    s->stop_wait_ms = st->grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    if (s->stop_wait_ms > SUBMIT_STOP_WAIT_MS)
-        s->stop_wait_ms = SUBMIT_STOP_WAIT_MS;
-    s->sigfd = sigfd;
-    return 0;
-}
-
-static void free_submitter(struct submitter *s)
-{
-    dashboard_free(&s->dash);
-    free(s->runtime_env);
-}
-
-static int open_signals(struct errbuf *err)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    return proc_signalfd_open(&set, err);
-}
-
-int submit_main(const struct cli *cli, const char *const *envp)
-{
-    const char *url = cli->address ? cli->address : env_lookup_nonempty(envp, "RAYBOOT_DASHBOARD_ADDRESS");
-    struct submitter s;
-    struct settings st;
-    struct errbuf err;
-    int sigfd, rc;
-    if (cli->command_argc == 0) {
-        log_error("rayboot submit: give the job's entrypoint after -- (rayboot submit --address URL -- python job.py)");
-        return EXIT_CONFIG;
-    }
-    if (check_entrypoint(cli->command, cli->command_argc, &err) < 0) {
-        log_error("rayboot submit: %s", err.msg);
-        return EXIT_CONFIG;
-    }
-    if (!url) {
-        log_error("rayboot submit: no dashboard address: give --address=http://HOST:8265 or RAYBOOT_DASHBOARD_ADDRESS");
-        return EXIT_CONFIG;
-    }
-    if (settings_load(envp, &st, &err) < 0 || (sigfd = open_signals(&err)) < 0) {
-        log_error("%s", err.msg);
-        return EXIT_CONFIG;
-    }
-    init_submitter(&s, cli->command, cli->command_argc, &st, sigfd);
-    if (dashboard_init(&s.dash, url, cli->address ? "--address" : "RAYBOOT_DASHBOARD_ADDRESS", &err) < 0 ||
-        load_runtime_env(&s, envp, &err) < 0 || load_submission_id(&s, envp, NULL, &err) < 0) {
-        log_error("%s", err.msg);
-        rc = EXIT_CONFIG;
-    } else {
-        rc = run_submitter(&s);
-    }
-    free_submitter(&s);
-    close(sigfd);
-    return rc;
-}
-
-int submit_from_plan(struct run *r, const char *const *envp)
+int submit_job(const struct submit_config *c)
 {
     struct submitter s;
     struct errbuf err;
-    char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES] = "";
-    const struct plan *p = &r->plan;
-    enum wait_result res;
-    int rc;
+    int code = EXIT_OK;
 
-    if (check_entrypoint(p->command.items, (int)p->command.len, &err) < 0) {
+    memset(&s, 0, sizeof(s));
+    s.c = c;
+    memcpy(s.id, c->id, sizeof(s.id));
+    s.stop_wait_ms = c->grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+    if (s.stop_wait_ms > SUBMIT_STOP_WAIT_MS)
+        s.stop_wait_ms = SUBMIT_STOP_WAIT_MS;
+    if (dashboard_init(&s.dash, c->url, c->url_from, &err) < 0) {
         log_error("%s", err.msg);
-        return EXIT_CONFIG;
+        return EXIT_SOFTWARE;
     }
-    init_submitter(&s, p->command.items, (int)p->command.len, &r->settings, r->sigfd);
-    /* One job per Volcano Job: its name (and namespace) is what stays the same when the pod restarts. */
-    if (p->job[0])
-        snprintf(derived, sizeof(derived), "rayboot-%.40s-%.60s", p->namespace_[0] ? p->namespace_ : "default", p->job);
-    if (load_runtime_env(&s, envp, &err) < 0 || load_submission_id(&s, envp, p->job[0] ? derived : NULL, &err) < 0) {
+    if (wait_dashboard(&s, &code, &err) < 0 || find_or_submit(&s, &code, &err) < 0)
         log_error("%s", err.msg);
-        free_submitter(&s);
-        return EXIT_CONFIG;
-    }
-    add_metadata(&s, "rayboot.pod", p->pod_name);
-    add_metadata(&s, "rayboot.job", p->job);
-    add_metadata(&s, "rayboot.namespace", p->namespace_);
-
-    res = run_wait_gcs(r, p->head_fqdn, wait_now_ms() + r->settings.wait_timeout_ms, &err);
-    if (res != WAIT_READY) {
-        if (res != WAIT_STOPPED)
-            log_error("%s", err.msg);
-        free_submitter(&s);
-        return res == WAIT_STOPPED ? EXIT_JOB_STOPPED : res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE;
-    }
-    if (p->workers_expected > 0)
-        run_wait_workers(r, r->gcs_addr);
-    /* The address that answered, not the name: the same head, whatever DNS says next. */
-    snprintf(url, sizeof(url), strchr(r->gcs_addr, ':') ? "http://[%s]:%d" : "http://%s:%d", r->gcs_addr,
-             p->dashboard_port);
-    if (dashboard_init(&s.dash, url, "the head's dashboard", &err) < 0) {
-        log_error("%s", err.msg);
-        rc = EXIT_SOFTWARE;
-    } else {
-        rc = r->term_requested ? EXIT_JOB_STOPPED : run_submitter(&s);
-    }
-    free_submitter(&s);
-    return rc;
+    else
+        code = follow(&s);
+    dashboard_free(&s.dash);
+    return code;
 }

@@ -38,11 +38,16 @@ long backoff_jitter_ms(struct backoff *b, long lo, long hi)
     return lo + (long)(next_random(b) % (uint64_t)(hi - lo + 1));
 }
 
-long backoff_next_ms(struct backoff *b)
+long backoff_step_ms(struct backoff *b)
 {
     long ceiling = b->cap_ms;
     if (b->attempt < 30 && (b->base_ms << b->attempt) < b->cap_ms)
         ceiling = b->base_ms << b->attempt;
     b->attempt++;
-    return backoff_jitter_ms(b, 0, ceiling);
+    return ceiling;
+}
+
+long backoff_next_ms(struct backoff *b)
+{
+    return backoff_jitter_ms(b, 0, backoff_step_ms(b));
 }

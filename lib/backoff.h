@@ -17,6 +17,9 @@ void backoff_init(struct backoff *b, long base_ms, long cap_ms, uint64_t seed);
 void backoff_reset(struct backoff *b);
 /* A delay uniform in [0, min(cap, base * 2^attempt)], then attempt++. */
 long backoff_next_ms(struct backoff *b);
+/* The same schedule without jitter: min(cap, base * 2^attempt), then attempt++. For a lone
+ * client polling one server, where there is nobody to spread out from. */
+long backoff_step_ms(struct backoff *b);
 /* A delay uniform in [lo, hi]: steady polling that does not synchronise across pods. */
 long backoff_jitter_ms(struct backoff *b, long lo, long hi);
 

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <ares.h>
 
@@ -22,6 +21,7 @@
 #include "dnsreply.h"
 #include "fsroot.h"
 #include "hosts.h"
+#include "monotime.h"
 #include "resolvconf.h"
 
 /* Per query and server: in-cluster DNS answers in a millisecond or two; 400 ms means a lost
@@ -37,13 +37,6 @@ struct query_state {
     char addr[DNS_ADDR_MAX_BYTES];
     struct dnsreply_seen seen; /* the UDP datagrams that came back, peeked at before c-ares reads them */
 };
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 static int read_nameservers(const char *root, struct resolvconf *rc, struct errbuf *err)
 {
@@ -173,7 +166,7 @@ static void run_query(ares_channel ch, struct query_state *q, long deadline)
         struct pollfd pfd[ARES_GETSOCK_MAXNUM];
         struct timeval tv, *tvp;
         int bits = ares_getsock(ch, socks, ARES_GETSOCK_MAXNUM), n = 0;
-        long left = deadline - now_ms(), wait_ms;
+        long left = deadline - monotime_ms(), wait_ms;
         if (left <= 0) {
             ares_cancel(ch); /* calls on_addrinfo with ARES_ECANCELLED */
             q->status = ARES_ETIMEOUT;
@@ -256,7 +249,7 @@ int dns_resolve(struct dns_resolver *r, const char *name, long budget_ms, char a
     unsigned char buf[16];
     char absolute[DNS_NAME_MAX_BYTES + 2];
     struct query_state q;
-    long deadline = now_ms() + deadline_cap_ms(DNS_ATTEMPT_MAX_MS, budget_ms);
+    long deadline = monotime_ms() + deadline_cap_ms(DNS_ATTEMPT_MAX_MS, budget_ms);
     size_t len = strlen(name);
 
     if (inet_pton(AF_INET, name, buf) == 1 || inet_pton(AF_INET6, name, buf) == 1) {

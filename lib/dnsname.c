@@ -2,6 +2,7 @@
 #include "dnsname.h"
 
 #include <ctype.h>
+#include <string.h>
 
 static bool label_ok(const char *s, size_t len, bool allow_upper)
 {
@@ -34,4 +35,21 @@ bool dnsname_valid(const char *s, size_t len)
         }
     }
     return true;
+}
+
+int dnsname_label_at(const char *name, int n, char *out, size_t cap)
+{
+    const char *start = name;
+    for (int i = 0; i < n; i++) {
+        start = strchr(start, '.');
+        if (!start)
+            return -1;
+        start++;
+    }
+    size_t len = strcspn(start, ".");
+    if (len == 0 || len >= cap)
+        return -1;
+    memcpy(out, start, len);
+    out[len] = '\0';
+    return 0;
 }

@@ -14,4 +14,8 @@ bool dnsname_label_valid(const char *s, size_t len);
 /* Dot-separated labels (upper case allowed, as resolvers fold it), at most 253 bytes. */
 bool dnsname_valid(const char *s, size_t len);
 
+/* The n-th dot-separated label of name (0-based) into out; -1 when there is none (or it does not
+ * fit in cap). */
+int dnsname_label_at(const char *name, int n, char *out, size_t cap);
+
 #endif

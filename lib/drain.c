@@ -41,77 +41,66 @@ static void finish(struct drain *d, enum drain_outcome outcome, long now_ms)
 
 /* Every request is bounded by the drain's own deadline: a GCS that stops answering mid-drain
  * must not eat the grace period that stopping Ray still needs. */
-static void fill(const struct drain *d, int op, long now_ms, struct prober_request *req)
+static struct prober_request request(const struct drain *d, int op, long now_ms)
 {
-    memset(req, 0, sizeof(*req));
-    req->op = op;
-    req->budget_ms = deadline_left_ms(d->deadline_ms, now_ms);
-    req->port = d->gcs_port;
-    snprintf(req->addr, sizeof(req->addr), "%s", d->gcs_addr);
-    snprintf(req->name, sizeof(req->name), "%s", d->node_ip);
-    if (op == PROBE_DRAIN) {
-        snprintf(req->text, sizeof(req->text), "%s", d->reason);
-        req->deadline_unix_ms = d->deadline_unix_ms;
-    }
+    long budget_ms = deadline_left_ms(d->deadline_ms, now_ms);
+    if (op == PROBE_DRAIN)
+        return prober_req_drain(d->gcs_addr, d->gcs_port, d->node_ip, d->reason, d->deadline_unix_ms, budget_ms);
+    if (op == PROBE_DEPARTURE)
+        return prober_req_departure(d->gcs_addr, d->gcs_port, d->node_ip, budget_ms);
+    return prober_req_find_node(d->gcs_addr, d->gcs_port, d->node_ip, budget_ms);
 }
 
-int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms)
+enum drain_next drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms)
 {
     *wake_ms = now_ms;
     switch (d->state) {
     case DRAIN_IDLE:
     case DRAIN_DONE:
-        return -1;
+        return DRAIN_NEXT_DONE;
     case DRAIN_REQUESTING:
-        fill(d, PROBE_DRAIN, now_ms, req);
-        return 1;
+        *req = request(d, PROBE_DRAIN, now_ms);
+        return DRAIN_NEXT_ASK;
     case DRAIN_ASKING:
         if (now_ms >= d->deadline_ms) {
             finish(d, DRAIN_FAILED, now_ms); /* d->detail: there was no ALIVE node */
-            return -1;
+            return DRAIN_NEXT_DONE;
         }
-        fill(d, PROBE_DEPARTURE, now_ms, req);
-        return 1;
+        *req = request(d, PROBE_DEPARTURE, now_ms);
+        return DRAIN_NEXT_ASK;
     case DRAIN_WATCHING:
         if (now_ms >= d->deadline_ms) {
             finish(d, DRAIN_DEADLINE, now_ms);
-            return -1;
+            return DRAIN_NEXT_DONE;
         }
         if (now_ms < d->next_poll_ms) {
             *wake_ms = d->next_poll_ms < d->deadline_ms ? d->next_poll_ms : d->deadline_ms;
-            return 0;
+            return DRAIN_NEXT_SLEEP;
         }
-        fill(d, PROBE_FIND_NODE, now_ms, req);
-        return 1;
+        *req = request(d, PROBE_FIND_NODE, now_ms);
+        return DRAIN_NEXT_ASK;
     }
-    return -1;
-}
-
-static enum gcs_departure departure_from_name(const char *name)
-{
-    for (int i = GCS_DEPARTURE_EXPECTED; i <= GCS_DEPARTURE_DRAIN_IDLE; i++)
-        if (strcmp(name, gcs_departure_name((enum gcs_departure)i)) == 0)
-            return (enum gcs_departure)i;
-    return GCS_DEPARTURE_UNKNOWN;
+    return DRAIN_NEXT_DONE;
 }
 
 /* The GCS's answer to "how did the node leave", after DrainNode found no ALIVE node. */
 static void departure_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
 {
     d->earlier = true;
-    if (!reply || !reply->ok) {
+    if (!reply || reply->status != PROBER_OK) {
         /* d->detail still says there was no ALIVE node; how it left is unknown. */
         finish(d, DRAIN_FAILED, now_ms);
         return;
     }
-    d->departure = departure_from_name(reply->value);
+    d->departure = reply->departure;
     if (d->departure == GCS_DEPARTURE_DRAIN_PREEMPTED || d->departure == GCS_DEPARTURE_DRAIN_IDLE) {
-        snprintf(d->detail, sizeof(d->detail), "node %s had been drained already (%s)", d->node_ip, reply->value);
+        snprintf(d->detail, sizeof(d->detail), "node %s had been drained already (%s)", d->node_ip,
+                 gcs_departure_name(d->departure));
         finish(d, DRAIN_LEFT, now_ms);
         return;
     }
     snprintf(d->detail, sizeof(d->detail), "node %s had left the cluster already, not drained (%s)", d->node_ip,
-             reply->value);
+             gcs_departure_name(d->departure));
     finish(d, DRAIN_FAILED, now_ms);
 }
 
@@ -122,9 +111,9 @@ void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
         return;
     }
     if (d->state == DRAIN_REQUESTING) {
-        if (!reply || !reply->ok) {
+        if (!reply || reply->status != PROBER_OK) {
             snprintf(d->detail, sizeof(d->detail), "%s", reply ? reply->reason : "the prober failed");
-            if (reply && strcmp(reply->value, "no") == 0)
+            if (reply && reply->status == PROBER_ABSENT)
                 d->state = DRAIN_ASKING; /* nothing ALIVE to drain: ask how it left */
             else
                 finish(d, DRAIN_FAILED, now_ms);
@@ -137,11 +126,11 @@ void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
     if (d->state != DRAIN_WATCHING)
         return;
     /* Only a GCS that answered "no such ALIVE node" proves the node left; silence proves nothing. */
-    if (reply && !reply->ok && strcmp(reply->value, "no") == 0) {
+    if (reply && reply->status == PROBER_ABSENT) {
         finish(d, DRAIN_LEFT, now_ms);
         return;
     }
-    if (reply && !reply->ok)
+    if (reply && reply->status != PROBER_OK)
         snprintf(d->detail, sizeof(d->detail), "%s", reply->reason);
     d->next_poll_ms = now_ms + DRAIN_POLL_MS;
 }

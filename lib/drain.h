@@ -9,7 +9,7 @@
 #include "dns.h"
 #include "errbuf.h"
 #include "gcs.h"
-#include "prober.h"
+#include "prober_req.h"
 
 /* How often the drain looks whether the node has left the GCS. */
 #define DRAIN_POLL_MS 250
@@ -53,9 +53,13 @@ struct drain {
 void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_ip, const char *reason,
                  long budget_ms, long now_ms);
 
-/* What the drain needs next: 1 with *req filled (ask the prober now), 0 when nothing is due
- * before *wake_ms, -1 when it is done. */
-int drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms);
+/* What the drain needs next. */
+enum drain_next {
+    DRAIN_NEXT_ASK,   /* *req is filled: ask the prober now */
+    DRAIN_NEXT_SLEEP, /* nothing is due before *wake_ms */
+    DRAIN_NEXT_DONE,  /* it is over (d->outcome) */
+};
+enum drain_next drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms);
 
 /* The prober's answer to the last request from drain_step; NULL when the prober failed. */
 void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply);

@@ -9,6 +9,10 @@ const char *env_lookup(const char *const *envp, const char *name);
 /* Like env_lookup, but an empty value counts as unset. */
 const char *env_lookup_nonempty(const char *const *envp, const char *name);
 
+/* A count or index as a variable holds it: a whole decimal number in 0..max, surrounding
+ * whitespace allowed. 0, or -1 when text is anything else. */
+int env_parse_count(const char *text, long max, long *out);
+
 #include "strv.h"
 
 /* out = envp with each KEY=VALUE of add put in (replacing the same KEY), for a child's execve. */

@@ -39,7 +39,7 @@ int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err)
     uint64_t status = 0; /* UNKNOWN when absent */
     int rc;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 1 && f.wire == PB_VARINT)
             status = f.varint;
     }
@@ -58,7 +58,7 @@ static int decode_node(const uint8_t *msg, size_t len, bool *alive, bool *head)
     *alive = true;
     *head = false;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 7 && f.wire == PB_VARINT)
             *alive = f.varint == NODE_STATE_ALIVE;
         else if (f.number == 25 && f.wire == PB_VARINT)
@@ -76,7 +76,7 @@ int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_count
     out->alive = 0;
     out->alive_workers = 0;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         bool alive, head;
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
@@ -139,14 +139,15 @@ int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_
 }
 
 int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
-                         struct errbuf *err)
+                         bool *found, struct errbuf *err)
 {
     struct pb_reader r, nr;
     struct pb_field f, nf;
     size_t ip_len = strlen(node_ip);
     int rc;
+    *found = false;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         const uint8_t *node_id = NULL;
         size_t node_id_len = 0;
         bool alive = true, match = false;
@@ -154,7 +155,7 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
         pb_reader_init(&nr, f.data, f.len);
-        while ((nrc = pb_next(&nr, &nf)) == 1) {
+        while ((nrc = pb_next(&nr, &nf)) == PB_FIELD) {
             if (nf.number == 1 && nf.wire == PB_BYTES) {
                 node_id = nf.data;
                 node_id_len = nf.len;
@@ -171,21 +172,23 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
                 return errbuf_set(err, "node %s has a %zu-byte id (expected %d)", node_ip, node_id_len,
                                   GCS_NODE_ID_BYTES);
             memcpy(id, node_id, GCS_NODE_ID_BYTES);
+            *found = true;
             return 0;
         }
     }
     if (rc < 0)
         return errbuf_set(err, "malformed GetAllNodeInfoReply");
-    return errbuf_set(err, "no ALIVE node with address %s in the GCS", node_ip);
+    return 0;
 }
 
 int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                  uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err)
+                  uint8_t id[GCS_NODE_ID_BYTES], bool *found, struct errbuf *err)
 {
     struct grpc_reply reply;
     int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_ALIVE, &reply, err);
+    *found = false;
     if (rc == 0)
-        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, err);
+        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, found, err);
     grpc_reply_free(&reply);
     return rc;
 }
@@ -214,7 +217,7 @@ static enum gcs_departure decode_death_info(const uint8_t *msg, size_t len)
     struct pb_field f;
     enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
     pb_reader_init(&r, msg, len);
-    while (pb_next(&r, &f) == 1)
+    while (pb_next(&r, &f) == PB_FIELD)
         if (f.number == 1 && f.wire == PB_VARINT)
             how = f.varint <= GCS_DEPARTURE_DRAIN_IDLE ? (enum gcs_departure)f.varint : GCS_DEPARTURE_UNKNOWN;
     return how;
@@ -230,7 +233,7 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
     bool found = false;
     int rc;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         bool dead = false, match = false;
         uint64_t end = 0;
         enum gcs_departure node_how = GCS_DEPARTURE_UNKNOWN;
@@ -238,7 +241,7 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
         pb_reader_init(&nr, f.data, f.len);
-        while ((nrc = pb_next(&nr, &nf)) == 1) {
+        while ((nrc = pb_next(&nr, &nf)) == PB_FIELD) {
             if (nf.number == 2 && nf.wire == PB_BYTES)
                 match = nf.len == ip_len && memcmp(nf.data, node_ip, ip_len) == 0;
             else if (nf.number == 7 && nf.wire == PB_VARINT)
@@ -293,11 +296,11 @@ static int status_code(const uint8_t *msg, size_t len, int64_t *code)
     int rc;
     *code = 0;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number != 1 || f.wire != PB_BYTES)
             continue;
         pb_reader_init(&sr, f.data, f.len);
-        while ((rc = pb_next(&sr, &sf)) == 1) {
+        while ((rc = pb_next(&sr, &sf)) == PB_FIELD) {
             if (sf.number == 1 && sf.wire == PB_VARINT)
                 *code = (int64_t)sf.varint;
         }
@@ -314,7 +317,7 @@ int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err)
     bool accepted = false;
     int rc;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 1 && f.wire == PB_VARINT)
             accepted = f.varint != 0;
     }
@@ -353,7 +356,7 @@ int gcs_decode_cluster_id(const uint8_t *msg, size_t len, uint8_t id[GCS_CLUSTER
     int rc;
     *id_len = 0;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 2 && f.wire == PB_BYTES && f.len <= GCS_CLUSTER_ID_MAX_BYTES) {
             memcpy(id, f.data, f.len);
             *id_len = f.len;
@@ -406,25 +409,26 @@ int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key,
     return rc;
 }
 
-int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, struct errbuf *err)
+int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, bool *found, struct errbuf *err)
 {
     struct pb_reader r;
     struct pb_field f;
-    int rc, found = 0;
+    int rc;
+    *found = false;
     pb_reader_init(&r, msg, len);
-    while ((rc = pb_next(&r, &f)) == 1) {
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 2 && f.wire == PB_BYTES && cap > 0) {
             size_t n = f.len < cap - 1 ? f.len : cap - 1;
             memcpy(value, f.data, n);
             value[n] = '\0';
-            found = 1;
+            *found = true;
         }
     }
-    return rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : found;
+    return rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : 0;
 }
 
 int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
-               struct errbuf *err)
+               bool *found, struct errbuf *err)
 {
     uint8_t req[512];
     struct pb_writer w;
@@ -433,9 +437,10 @@ int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key,
     pb_writer_init(&w, req, sizeof(req));
     pb_put_bytes(&w, 1, key, strlen(key));
     pb_put_bytes(&w, 2, GCS_KV_NAMESPACE, strlen(GCS_KV_NAMESPACE));
+    *found = false;
     rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVGet", &w, &reply, err);
     if (rc == 0)
-        rc = gcs_decode_kv_get(reply.msg, reply.msg_len, value, cap, err);
+        rc = gcs_decode_kv_get(reply.msg, reply.msg_len, value, cap, found, err);
     grpc_reply_free(&reply);
     return rc;
 }

@@ -27,9 +27,10 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
 int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
                     struct errbuf *err);
 
-/* The binary id of the ALIVE node whose address is node_ip. -1 when there is none (yet). */
+/* The binary id of the ALIVE node whose address is node_ip: 0 with *found (false: the GCS lists
+ * no such node), -1 when the GCS did not answer or the reply was malformed. */
 int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                  uint8_t id[GCS_NODE_ID_BYTES], struct errbuf *err);
+                  uint8_t id[GCS_NODE_ID_BYTES], bool *found, struct errbuf *err);
 
 /* How a node left the cluster: NodeDeathInfo.Reason, as the GCS records it. */
 enum gcs_departure {
@@ -56,12 +57,12 @@ int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_
 int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len,
                    struct errbuf *err);
 
-/* InternalKV in rayboot's own namespace. get: 1 found (value copied, cut to cap), 0 absent. */
+/* InternalKV in rayboot's own namespace. get: 0 with *found (the value copied, cut to cap). */
 #define GCS_KV_NAMESPACE "rayboot"
 int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value,
                struct errbuf *err);
 int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
-               struct errbuf *err);
+               bool *found, struct errbuf *err);
 
 /* Pure decoders, separate so they can be unit-tested and fuzzed. */
 int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err);
@@ -69,7 +70,7 @@ int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_count
                            struct errbuf *err);
 
 int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
-                         struct errbuf *err);
+                         bool *found, struct errbuf *err);
 /* GetAllNodeInfoReply: how the DEAD node at node_ip that ended last left. */
 int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, enum gcs_departure *how,
                          struct errbuf *err);
@@ -78,8 +79,8 @@ int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err);
 /* GetClusterIdReply: 0 with the id (at most GCS_CLUSTER_ID_MAX_BYTES; a longer one is skipped). */
 int gcs_decode_cluster_id(const uint8_t *msg, size_t len, uint8_t id[GCS_CLUSTER_ID_MAX_BYTES], size_t *id_len,
                           struct errbuf *err);
-/* InternalKVGetReply: 1 with the value (NUL-terminated, cut to cap), 0 when absent, -1 malformed. */
-int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, struct errbuf *err);
+/* InternalKVGetReply: 0 with *found and the value (NUL-terminated, cut to cap), -1 malformed. */
+int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, bool *found, struct errbuf *err);
 /* InternalKVPutReply: 0 when its GcsStatus is OK. */
 int gcs_decode_kv_put(const uint8_t *msg, size_t len, struct errbuf *err);
 

@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 #include "errbuf.h"
+#include "httpc.h"
 
 struct grpc_client {
-    void *curl; /* CURL *; each call opens and closes its own connection */
-    void *headers;
-    long budget_ms; /* > 0: caps every timeout of the next calls (deadline.h) */
+    struct httpc http; /* one connection per call (no reuse) */
+    long budget_ms;    /* > 0: caps every timeout of the next calls (deadline.h) */
 };
 
 struct grpc_call_limits {
@@ -21,16 +21,15 @@ struct grpc_call_limits {
 };
 
 struct grpc_reply {
-    uint8_t *body; /* malloc'd frame bytes as received; grpc_reply_free */
-    size_t len;
-    size_t cap;
-    size_t max;
-    const uint8_t *msg; /* the decoded message inside body, after a successful call */
+    struct httpc_body body; /* the frame bytes as received; grpc_reply_free */
+    const uint8_t *msg;     /* the decoded message inside body, after a successful call */
     size_t msg_len;
     int grpc_status; /* -1 until seen */
     char grpc_message[160];
 };
 
+/* Sets up libcurl and makes its first transfer (httpc_warm_up): the prober calls this before it
+ * confines itself. */
 int grpc_client_init(struct grpc_client *c, struct errbuf *err);
 void grpc_client_free(struct grpc_client *c);
 void grpc_reply_free(struct grpc_reply *r);
@@ -43,11 +42,9 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
               size_t req_len, const struct grpc_call_limits *limits, struct grpc_reply *reply,
               struct errbuf *err);
 
-/* The two halves of reading a reply, apart from libcurl so they can be fuzzed. grpc_reply_append
- * adds body bytes as they arrive (-1 past reply->max, or out of memory: the call is aborted);
- * grpc_reply_check says what the finished transfer means, as grpc_call returns it (the headers
- * and trailers went through grpc_header_line into reply->grpc_status and grpc_message). */
-int grpc_reply_append(struct grpc_reply *r, const void *data, size_t n);
+/* What the finished transfer means, as grpc_call returns it, apart from libcurl so that it can be
+ * fuzzed: the body went through httpc_body_append (bounded), the headers and trailers through
+ * grpc_header_line into reply->grpc_status and grpc_message. */
 int grpc_reply_check(long http_status, struct grpc_reply *reply, struct errbuf *err);
 
 #endif

@@ -4,81 +4,22 @@
 #ifndef RAYBOOT_PLAN_H
 #define RAYBOOT_PLAN_H
 
-#include <stdbool.h>
-
-#include "address.h"
-#include "dnsname.h"
 #include "errbuf.h"
+#include "plandata.h"
 #include "pluginargs.h"
-#include "strv.h"
-
-enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
-enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT };
-
-/* What a Volcano task is to the cluster; only PLAN_TASK_WORKER tasks count in workers_expected. */
-enum plan_task_kind { PLAN_TASK_HEAD, PLAN_TASK_SUBMITTER, PLAN_TASK_WORKER, PLAN_TASK_OTHER };
-
-/* One Volcano task as the plan counted it: the evidence behind workers_expected. */
-struct plan_task {
-    char name[DNS_LABEL_MAX_BYTES + 1];
-    long hosts; /* entries in its host list (0 for replicas: 0) */
-    enum plan_task_kind kind;
-    bool shared_hostname; /* its template sets hostname: one entry whatever its replicas */
-};
-
-struct plan_input {
-    const char *const *envp;
-    const struct plugin_args *plugin; /* from plan_plugin_args, then the command line */
-    const char *hostname;             /* gethostname(), used when HOSTNAME is unset */
-    char *const *command;             /* the user's command (after "--"), may be NULL */
-    int command_argc;
-};
-
-struct plan {
-    enum plan_role role;
-    enum plan_source source;
-    /* Empty strings and -1 mean "unknown" (null in JSON). */
-    char job[DNS_LABEL_MAX_BYTES + 1];
-    char namespace_[DNS_LABEL_MAX_BYTES + 1];
-    char task[DNS_LABEL_MAX_BYTES + 1];
-    char pod_name[DNS_NAME_MAX_BYTES + 1];
-    char pod_ip[ADDRESS_HOST_MAX_BYTES]; /* RAYBOOT_POD_IP, else this pod's /etc/hosts line */
-    char cluster_domain[DNS_NAME_MAX_BYTES + 1];
-    long index;
-    char head_host[ADDRESS_HOST_MAX_BYTES];
-    char head_fqdn[ADDRESS_HOST_MAX_BYTES];
-    int head_port;
-    int dashboard_port;
-    int client_port;
-    long workers_expected;
-    /* Where workers_expected came from: "volcano" (every task but the head and the submitter),
-     * "--worker", "RAYBOOT_WORKERS_EXPECTED", or NULL when unknown. */
-    const char *workers_from;
-    struct plan_task *tasks; /* every Volcano task, sorted by name; NULL elsewhere */
-    size_t ntasks;
-    struct strv ray_start;   /* argv; [0] is the ray executable, [1] "start" */
-    struct strv command;     /* the user's argv, or empty */
-    struct strv ray_env;     /* KEY=VALUE added for Ray and the command */
-    struct strv command_env; /* KEY=VALUE added for the command only */
-    struct strv warnings;
-};
 
 /* Volcano's defaults, then RAYBOOT_PLUGIN_ARGS from envp; the caller applies command-line flags
  * on top (they win). The message names RAYBOOT_PLUGIN_ARGS and the flag. */
 int plan_plugin_args(const char *const *envp, struct plugin_args *pa, struct errbuf *err);
 
-/* Builds the plan. Returns 0, or -1 with a message naming the variable, flag or file at fault
- * (a configuration error: rayboot exits 2). plan_free is needed either way. */
+/* Builds the plan (plandata.h has its types). Returns 0, or -1 with a message naming the
+ * variable, flag or file at fault (a configuration error: rayboot exits 2). plan_free is needed
+ * either way. */
 int plan_build(const struct plan_input *in, struct plan *out, struct errbuf *err);
-void plan_free(struct plan *p);
 /* rayboot's own check of the command after --, which the sidecar cannot make (it does not know
  * the Ray container's command): a submitter needs one, a worker outside an Indexed Job must have
  * none. Both `rayboot plan` and the run call it, so they refuse the same pods. Returns 0, or -1
  * with the message (a configuration error). */
 int plan_check_command(const struct plan *p, struct errbuf *err);
-
-const char *plan_role_name(enum plan_role role);
-const char *plan_task_kind_name(enum plan_task_kind kind);
-const char *plan_source_name(enum plan_source source);
 
 #endif

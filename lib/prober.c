@@ -21,6 +21,7 @@
 #include "gcs.h"
 #include "grpc.h"
 #include "log.h"
+#include "monotime.h"
 #include "sandbox.h"
 #include "scrub.h"
 
@@ -30,12 +31,13 @@
  * prove the filter kills it and the parent says so. */
 #define PROBER_SELFTEST_ENV "RAYBOOT_PROBER_SELFTEST"
 
-static int tcp_probe(const char *addr, int port, long timeout_ms, char *reason, size_t cap)
+/* 0 when addr:port accepts a connection, -1 with why not. */
+static int tcp_probe(const char *addr, int port, long timeout_ms, struct errbuf *err)
 {
     struct sockaddr_storage ss;
     socklen_t len;
     struct pollfd pfd;
-    int fd, err = 0, rc;
+    int fd, sock_err = 0, rc;
 
     memset(&ss, 0, sizeof(ss));
     if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
@@ -47,14 +49,11 @@ static int tcp_probe(const char *addr, int port, long timeout_ms, char *reason, 
         ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
         len = sizeof(struct sockaddr_in6);
     } else {
-        snprintf(reason, cap, "bad address %s", addr);
-        return 0;
+        return errbuf_set(err, "bad address %s", addr);
     }
     fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(reason, cap, "socket: %s", strerror(errno));
-        return 0;
-    }
+    if (fd < 0)
+        return errbuf_set(err, "socket: %s", strerror(errno));
     rc = connect(fd, (struct sockaddr *)&ss, len);
     if (rc < 0 && errno == EINPROGRESS) {
         pfd.fd = fd;
@@ -62,21 +61,18 @@ static int tcp_probe(const char *addr, int port, long timeout_ms, char *reason, 
         rc = poll(&pfd, 1, (int)timeout_ms);
         if (rc == 0) {
             close(fd);
-            snprintf(reason, cap, "timeout (no answer to the TCP connect)");
-            return 0;
+            return errbuf_set(err, "timeout (no answer to the TCP connect)");
         }
-        len = sizeof(err);
-        if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-            err = errno;
+        len = sizeof(sock_err);
+        if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &sock_err, &len) < 0)
+            sock_err = errno;
     } else if (rc < 0) {
-        err = errno;
+        sock_err = errno;
     }
     close(fd);
-    if (err) {
-        snprintf(reason, cap, "%s", err == ECONNREFUSED ? "connection refused" : strerror(err));
-        return 0;
-    }
-    return 1;
+    if (sock_err)
+        return errbuf_set(err, "%s", sock_err == ECONNREFUSED ? "connection refused" : strerror(sock_err));
+    return 0;
 }
 
 static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
@@ -85,89 +81,115 @@ static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
         snprintf(out + 2 * i, 3, "%02x", data[i]);
 }
 
-/* The drained node's id goes back in value, hex, for the caller's report. */
-static int serve_drain(const struct prober_request *req, struct prober_reply *reply, struct grpc_client *grpc,
-                       struct errbuf *err)
+static enum prober_status absent_node(const struct prober_request *req, struct errbuf *err)
 {
-    uint8_t id[GCS_NODE_ID_BYTES];
-    if (gcs_find_node(grpc, req->addr, req->port, req->name, id, err) < 0)
-        return -1;
-    hex(id, sizeof(id), reply->value, sizeof(reply->value));
-    return gcs_drain_node(grpc, req->addr, req->port, id, req->text, req->deadline_unix_ms, err);
+    errbuf_set(err, "no ALIVE node with address %s in the GCS", req->name);
+    return PROBER_ABSENT;
 }
 
-static int serve_cluster_id(const struct prober_request *req, struct prober_reply *reply, struct grpc_client *grpc,
-                            struct errbuf *err)
+/* The drained node's id goes back in value, hex, for the caller's report. */
+static enum prober_status serve_drain(const struct prober_request *req, struct prober_reply *reply,
+                                      struct grpc_client *grpc, struct errbuf *err)
+{
+    uint8_t id[GCS_NODE_ID_BYTES];
+    bool found;
+    if (gcs_find_node(grpc, req->addr, req->port, req->name, id, &found, err) < 0)
+        return PROBER_FAILED;
+    if (!found)
+        return absent_node(req, err); /* it left already: not a GCS that failed */
+    hex(id, sizeof(id), reply->value, sizeof(reply->value));
+    if (gcs_drain_node(grpc, req->addr, req->port, id, req->text, req->deadline_unix_ms, err) < 0)
+        return PROBER_FAILED;
+    return PROBER_OK;
+}
+
+static enum prober_status serve_find_node(const struct prober_request *req, struct grpc_client *grpc,
+                                          struct errbuf *err)
+{
+    uint8_t id[GCS_NODE_ID_BYTES];
+    bool found;
+    if (gcs_find_node(grpc, req->addr, req->port, req->name, id, &found, err) < 0)
+        return PROBER_FAILED;
+    return found ? PROBER_OK : absent_node(req, err);
+}
+
+static enum prober_status serve_cluster_id(const struct prober_request *req, struct prober_reply *reply,
+                                           struct grpc_client *grpc, struct errbuf *err)
 {
     uint8_t id[GCS_CLUSTER_ID_MAX_BYTES];
     size_t len;
     if (gcs_cluster_id(grpc, req->addr, req->port, id, &len, err) < 0)
-        return -1;
+        return PROBER_FAILED;
     hex(id, len, reply->value, sizeof(reply->value));
-    return 0;
+    return PROBER_OK;
+}
+
+static enum prober_status serve_kv_get(const struct prober_request *req, struct prober_reply *reply,
+                                       struct grpc_client *grpc, struct errbuf *err)
+{
+    bool found;
+    if (gcs_kv_get(grpc, req->addr, req->port, req->name, reply->value, sizeof(reply->value), &found, err) < 0)
+        return PROBER_FAILED;
+    if (!found) {
+        errbuf_set(err, "no key %s", req->name);
+        return PROBER_ABSENT;
+    }
+    return PROBER_OK;
+}
+
+/* 0 (done) or -1 (not) from a gcs_ or dns_ call, as a reply status. */
+static enum prober_status done(int rc)
+{
+    return rc == 0 ? PROBER_OK : PROBER_FAILED;
 }
 
 static void serve(const struct prober_request *req, struct prober_reply *reply, struct dns_resolver *dns,
                   struct grpc_client *grpc)
 {
     struct errbuf err;
-    struct gcs_node_counts counts;
-    memset(reply, 0, sizeof(*reply));
+    struct gcs_node_counts counts = {0, 0};
+    memset(reply, 0, sizeof(reply[0]));
     err.msg[0] = '\0';
     grpc->budget_ms = req->budget_ms;
     switch (req->op) {
     case PROBE_RESOLVE:
-        reply->ok = dns_resolve(dns, req->name, req->budget_ms, reply->addr, &err) == 0;
+        reply->status = done(dns_resolve(dns, req->name, req->budget_ms, reply->addr, &err));
         break;
     case PROBE_TCP:
-        reply->ok = tcp_probe(req->addr, req->port, deadline_cap_ms(PROBE_TCP_TIMEOUT_MS, req->budget_ms), reply->reason,
-                              sizeof(reply->reason));
-        return;
+        reply->status =
+            done(tcp_probe(req->addr, req->port, deadline_cap_ms(PROBE_TCP_TIMEOUT_MS, req->budget_ms), &err));
+        break;
     case PROBE_HEALTH:
-        reply->ok = gcs_health_check(grpc, req->addr, req->port, &err) == 0;
+        reply->status = done(gcs_health_check(grpc, req->addr, req->port, &err));
         break;
     case PROBE_COUNT_NODES:
-        reply->ok = gcs_count_nodes(grpc, req->addr, req->port, &counts, &err) == 0;
+        reply->status = done(gcs_count_nodes(grpc, req->addr, req->port, &counts, &err));
         reply->alive = counts.alive;
         reply->alive_workers = counts.alive_workers;
         break;
     case PROBE_DRAIN:
-        reply->ok = serve_drain(req, reply, grpc, &err) == 0;
-        /* "no": there is no ALIVE node to drain (it left already), not a GCS that failed. */
-        if (!reply->ok && strstr(err.msg, "no ALIVE node"))
-            snprintf(reply->value, sizeof(reply->value), "no");
+        reply->status = serve_drain(req, reply, grpc, &err);
         break;
-    case PROBE_DEPARTURE: {
-        enum gcs_departure how;
-        reply->ok = gcs_node_departure(grpc, req->addr, req->port, req->name, &how, &err) == 0;
-        if (reply->ok)
-            snprintf(reply->value, sizeof(reply->value), "%s", gcs_departure_name(how));
+    case PROBE_DEPARTURE:
+        reply->status = done(gcs_node_departure(grpc, req->addr, req->port, req->name, &reply->departure, &err));
         break;
-    }
-    case PROBE_FIND_NODE: {
-        uint8_t id[GCS_NODE_ID_BYTES];
-        reply->ok = gcs_find_node(grpc, req->addr, req->port, req->name, id, &err) == 0;
-        /* "no" tells an absent node from a GCS that did not answer. */
-        if (!reply->ok && strstr(err.msg, "no ALIVE node"))
-            snprintf(reply->value, sizeof(reply->value), "no");
+    case PROBE_FIND_NODE:
+        reply->status = serve_find_node(req, grpc, &err);
         break;
-    }
     case PROBE_CLUSTER_ID:
-        reply->ok = serve_cluster_id(req, reply, grpc, &err) == 0;
+        reply->status = serve_cluster_id(req, reply, grpc, &err);
         break;
     case PROBE_KV_GET:
-        reply->ok = gcs_kv_get(grpc, req->addr, req->port, req->name, reply->value, sizeof(reply->value), &err) == 1;
-        if (!reply->ok && !err.msg[0])
-            snprintf(err.msg, sizeof(err.msg), "no key %s", req->name);
+        reply->status = serve_kv_get(req, reply, grpc, &err);
         break;
     case PROBE_KV_PUT:
-        reply->ok = gcs_kv_put(grpc, req->addr, req->port, req->name, req->text, &err) == 0;
+        reply->status = done(gcs_kv_put(grpc, req->addr, req->port, req->name, req->text, &err));
         break;
     default:
-        snprintf(err.msg, sizeof(err.msg), "unknown request %d", req->op);
-        reply->ok = 0;
+        errbuf_set(&err, "unknown request %d", req->op);
+        reply->status = PROBER_FAILED;
     }
-    if (!reply->ok)
+    if (reply->status != PROBER_OK)
         memcpy(reply->reason, err.msg, sizeof(reply->reason));
 }
 
@@ -201,13 +223,14 @@ static void prober_main(int fd, const char *root)
     memset(&reply, 0, sizeof(reply));
     if (prepare(&dns, &grpc, root, &err) < 0) {
         /* The parent reads this as the reason start-up failed. */
+        reply.status = PROBER_FAILED;
         memcpy(reply.reason, err.msg, sizeof(reply.reason));
         (void)!send(fd, &reply, sizeof(reply), 0);
         _exit(1);
     }
     if (forbidden_call)
         (void)!getppid(); /* not on the allowlist: the kernel kills us here */
-    reply.ok = 1;
+    reply.status = PROBER_OK;
     if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))
         _exit(1);
     for (;;) {
@@ -224,13 +247,6 @@ static void prober_main(int fd, const char *root)
             break;
     }
     _exit(0);
-}
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 int prober_end_reason(pid_t pid, int status, struct errbuf *err)
@@ -258,10 +274,10 @@ static int prober_died(struct prober *p, struct errbuf *err)
 /* Waits up to timeout_ms for one reply. */
 static int receive_reply(struct prober *p, struct prober_reply *reply, long timeout_ms, struct errbuf *err)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = monotime_ms() + timeout_ms;
     for (;;) {
         struct pollfd pfd = {p->fd, POLLIN, 0};
-        long left = deadline - now_ms();
+        long left = deadline - monotime_ms();
         ssize_t n;
         int rc;
         if (left <= 0) {
@@ -313,7 +329,7 @@ int prober_start(struct prober *p, const char *root, struct errbuf *err)
     /* The first message says whether set-up and confinement worked. */
     if (receive_reply(p, &hello, 5000, err) < 0)
         return -1;
-    if (!hello.ok) {
+    if (hello.status != PROBER_OK) {
         errbuf_set(err, "%s", hello.reason);
         prober_stop(p);
         return -1;
@@ -330,25 +346,35 @@ int prober_send(struct prober *p, const struct prober_request *req, struct errbu
     return 0;
 }
 
-int prober_receive(struct prober *p, struct prober_reply *reply, struct errbuf *err)
+/* A reply's strings end inside their fields, and its status is one a reply can have. */
+static enum prober_status checked(struct prober_reply *reply)
 {
-    ssize_t n = recv(p->fd, reply, sizeof(*reply), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 1;
-    if (n != (ssize_t)sizeof(*reply))
-        return prober_died(p, err);
     reply->reason[sizeof(reply->reason) - 1] = '\0';
     reply->addr[sizeof(reply->addr) - 1] = '\0';
     reply->value[sizeof(reply->value) - 1] = '\0';
-    return 0;
+    if (reply->status != PROBER_OK && reply->status != PROBER_ABSENT)
+        reply->status = PROBER_FAILED;
+    return reply->status;
 }
 
-int prober_call(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
-                long timeout_ms, struct errbuf *err)
+enum prober_status prober_receive(struct prober *p, struct prober_reply *reply, struct errbuf *err)
 {
-    if (prober_send(p, req, err) < 0)
-        return -1;
-    return receive_reply(p, reply, timeout_ms, err);
+    ssize_t n = recv(p->fd, reply, sizeof(*reply), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return PROBER_PENDING;
+    if (n != (ssize_t)sizeof(*reply)) {
+        prober_died(p, err);
+        return PROBER_DIED;
+    }
+    return checked(reply);
+}
+
+enum prober_status prober_ask(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
+                              struct errbuf *err)
+{
+    if (prober_send(p, req, err) < 0 || receive_reply(p, reply, PROBER_TIMEOUT_MS, err) < 0)
+        return PROBER_DIED;
+    return checked(reply);
 }
 
 void prober_abort(struct prober *p)

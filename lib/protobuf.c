@@ -42,13 +42,13 @@ static int read_fixed(struct pb_reader *r, size_t n, uint64_t *out)
     return 0;
 }
 
-int pb_next(struct pb_reader *r, struct pb_field *f)
+enum pb_next pb_next(struct pb_reader *r, struct pb_field *f)
 {
     uint64_t tag, len;
     if (r->p >= r->end)
-        return 0;
+        return PB_END;
     if (read_varint(r, &tag) < 0 || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
-        return -1;
+        return PB_MALFORMED;
     f->number = (uint32_t)(tag >> 3);
     f->wire = (enum pb_wire)(tag & 7);
     f->data = NULL;
@@ -56,20 +56,20 @@ int pb_next(struct pb_reader *r, struct pb_field *f)
     f->varint = 0;
     switch (f->wire) {
     case PB_VARINT:
-        return read_varint(r, &f->varint) < 0 ? -1 : 1;
+        return read_varint(r, &f->varint) < 0 ? PB_MALFORMED : PB_FIELD;
     case PB_FIXED64:
-        return read_fixed(r, 8, &f->varint) < 0 ? -1 : 1;
+        return read_fixed(r, 8, &f->varint) < 0 ? PB_MALFORMED : PB_FIELD;
     case PB_FIXED32:
-        return read_fixed(r, 4, &f->varint) < 0 ? -1 : 1;
+        return read_fixed(r, 4, &f->varint) < 0 ? PB_MALFORMED : PB_FIELD;
     case PB_BYTES:
         if (read_varint(r, &len) < 0 || len > (uint64_t)(r->end - r->p))
-            return -1;
+            return PB_MALFORMED;
         f->data = r->p;
         f->len = (size_t)len;
         r->p += len;
-        return 1;
+        return PB_FIELD;
     }
-    return -1;
+    return PB_MALFORMED;
 }
 
 void pb_writer_init(struct pb_writer *w, uint8_t *buf, size_t cap)

@@ -23,8 +23,13 @@ struct pb_field {
 };
 
 void pb_reader_init(struct pb_reader *r, const uint8_t *buf, size_t len);
-/* Returns 1 with the next field, 0 at the end, -1 when the bytes are not valid protobuf. */
-int pb_next(struct pb_reader *r, struct pb_field *f);
+/* What pb_next found. */
+enum pb_next {
+    PB_FIELD = 1,      /* the next field, in *f */
+    PB_END = 0,        /* the end of the message */
+    PB_MALFORMED = -1, /* bytes that are not valid protobuf */
+};
+enum pb_next pb_next(struct pb_reader *r, struct pb_field *f);
 
 struct pb_writer {
     uint8_t *buf;

@@ -288,8 +288,9 @@ static int resolve_data_dir(const char *root, char *dir, size_t cap, struct errb
 /* Reads the version ..data points at, then checks that ..data still points there. The kubelet
  * removes an old version only after swapping ..data away from it, so an unchanged link means
  * nothing vanished mid-read: a half-deleted directory lists fewer files, or none, without any
- * error to notice it by. Returns 0, -1 with err set, or 1 when the ConfigMap changed meanwhile. */
-static int load_one_version(const char *root, struct volcano_tasks *vt, struct errbuf *err)
+ * error to notice it by. Returns 0 (*changed: the ConfigMap changed meanwhile, nothing kept), or
+ * -1 with err set. */
+static int load_one_version(const char *root, struct volcano_tasks *vt, bool *changed, struct errbuf *err)
 {
     char before[512], after[512];
     int rc;
@@ -301,9 +302,10 @@ static int load_one_version(const char *root, struct volcano_tasks *vt, struct e
         volcano_tasks_free(vt);
         return -1;
     }
-    if (rc < 0 || strcmp(before, after) != 0)
+    *changed = strcmp(before, after) != 0;
+    if (rc < 0 || *changed)
         volcano_tasks_free(vt);
-    return strcmp(before, after) != 0 ? 1 : rc;
+    return *changed ? 0 : rc;
 }
 
 /* A task with replicas: 0 gets an empty list and VC_<K>_NUM=0 from the svc plugin (its
@@ -343,7 +345,7 @@ static int finish(struct volcano_tasks *vt, struct errbuf *err)
         return 0;
     }
     qsort(vt->tasks, vt->ntasks, sizeof(*vt->tasks), compare_tasks);
-    return 1;
+    return 0;
 }
 
 static int load_env(const char *const *envp, struct volcano_tasks *vt, struct errbuf *err)
@@ -384,10 +386,11 @@ int volcano_load(const char *root, const char *const *envp, struct volcano_tasks
     if (fsroot_path(root, VOLCANO_DIR, path, sizeof(path)) < 0)
         return errbuf_set(err, "%s: path too long", VOLCANO_DIR);
     if (access(path, F_OK) == 0) {
-        int rc = 1;
-        for (int attempt = 0; rc == 1 && attempt < VOLCANO_READ_ATTEMPTS; attempt++)
-            rc = load_one_version(root, out, err);
-        if (rc == 1)
+        bool changed = true;
+        int rc = 0;
+        for (int attempt = 0; rc == 0 && changed && attempt < VOLCANO_READ_ATTEMPTS; attempt++)
+            rc = load_one_version(root, out, &changed, err);
+        if (rc == 0 && changed)
             return errbuf_set(err, "%s: the ConfigMap changed under each of %d reads", VOLCANO_DIR,
                               VOLCANO_READ_ATTEMPTS);
         if (rc < 0)

@@ -29,8 +29,9 @@ struct volcano_tasks {
     const char *origin; /* where the lists came from, for messages */
 };
 
-/* Returns 1 when Volcano host lists were found, 0 when there are none (not a Volcano pod), -1
- * with a message naming the file or variable when they are unreadable or malformed. */
+/* Returns 0 with the Volcano host lists found (out->ntasks is 0 when there are none: not a
+ * Volcano pod; nothing to free then), or -1 with a message naming the file or variable when they
+ * are unreadable or malformed. */
 int volcano_load(const char *root, const char *const *envp, struct volcano_tasks *out,
                  struct errbuf *err);
 void volcano_tasks_free(struct volcano_tasks *vt);

@@ -9,11 +9,11 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "backoff.h"
 #include "deadline.h"
 #include "log.h"
+#include "monotime.h"
 
 #define DNS_BACKOFF_BASE_MS 50
 #define DNS_BACKOFF_CAP_MS 1000
@@ -25,28 +25,20 @@
 #define WAIT_PROGRESS_INTERVAL_MS 5000
 /* The node list is asked for less eagerly: it is a bigger reply on a busy GCS. */
 #define WORKERS_POLL_MS 250
-/* One prober request never takes longer than this (its own timeouts are shorter). */
-#define PROBER_CALL_TIMEOUT_MS 15000
 
-long wait_now_ms(void)
+int wait_sleep(long ms, const struct wait_stop *stop)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-int wait_sleep(long ms, int stop_fd)
-{
-    struct pollfd pfd = {stop_fd, POLLIN, 0};
-    long end = wait_now_ms() + ms;
+    struct pollfd pfd = {stop ? stop->fd : -1, POLLIN, 0};
+    long end = monotime_ms() + ms;
     for (;;) {
-        long left = end - wait_now_ms();
-        int rc;
-        if (left <= 0)
+        long left = end - monotime_ms();
+        if (poll(&pfd, pfd.fd >= 0 ? 1 : 0, left > 0 ? (int)left : 0) > 0) {
+            if (stop && stop->check(stop->ctx))
+                return -1;
+            continue; /* read and not a reason to stop: sleep what is left */
+        }
+        if (monotime_ms() >= end)
             return 0;
-        rc = poll(&pfd, stop_fd >= 0 ? 1 : 0, (int)left);
-        if (rc > 0)
-            return -1;
     }
 }
 
@@ -61,7 +53,7 @@ struct progress {
 
 static void progress_fail(struct progress *pr, const char *stage, const char *reason, long next_ms)
 {
-    long now = wait_now_ms();
+    long now = monotime_ms();
     pr->attempt++;
     snprintf(pr->last_failure, sizeof(pr->last_failure), "%s: %s", stage, reason);
     if (now >= pr->next_log_ms) {
@@ -75,17 +67,16 @@ static void progress_fail(struct progress *pr, const char *stage, const char *re
  * failure before it says more about why the wait did not succeed, so it stays the last one. */
 static bool cut_by_deadline(const struct progress *pr, long deadline)
 {
-    return pr->attempt > 0 && wait_now_ms() >= deadline;
+    return pr->attempt > 0 && monotime_ms() >= deadline;
 }
 
-/* One prober request, bounded by what is left of the wait's deadline. */
-static enum wait_result call(struct prober *p, struct prober_request *req, long deadline, struct prober_reply *reply,
-                             struct errbuf *err)
+/* One prober request; its budget is what is left of the wait's deadline. PROBER_DIED ends the
+ * wait (err says how). */
+static enum prober_status ask(struct prober *p, struct prober_request req, long deadline,
+                              struct prober_reply *reply, struct errbuf *err)
 {
-    req->budget_ms = deadline_left_ms(deadline, wait_now_ms());
-    if (prober_call(p, req, reply, PROBER_CALL_TIMEOUT_MS, err) < 0)
-        return WAIT_PROBER_DIED;
-    return WAIT_READY;
+    req.budget_ms = deadline_left_ms(deadline, monotime_ms());
+    return prober_ask(p, &req, reply, err);
 }
 
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
@@ -93,14 +84,14 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
 {
     struct progress pr = {0};
     struct backoff dns_backoff, poll_jitter;
-    struct prober_request req;
     struct prober_reply reply;
+    enum prober_status st;
     char what[300];
     long deadline, resolved_at = 0;
 
     snprintf(what, sizeof(what), "GCS %s:%d", w->name, w->port);
     pr.what = what;
-    pr.start_ms = wait_now_ms();
+    pr.start_ms = monotime_ms();
     pr.next_log_ms = pr.start_ms;
     deadline = pr.start_ms + w->timeout_ms;
     backoff_init(&dns_backoff, DNS_BACKOFF_BASE_MS, DNS_BACKOFF_CAP_MS, 0);
@@ -110,20 +101,17 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
     for (;;) {
         long delay;
         const char *stage;
-        if (wait_now_ms() >= deadline) {
+        if (monotime_ms() >= deadline) {
             errbuf_set(err, "gave up waiting for %s after %.1f s and %u attempts; last: %s", what,
-                       (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt,
+                       (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt,
                        pr.last_failure[0] ? pr.last_failure : "nothing tried");
             return WAIT_DEADLINE;
         }
-        memset(&req, 0, sizeof(req));
-        req.port = w->port;
-        if (!addr[0] || wait_now_ms() - resolved_at >= DNS_REFRESH_MS) {
-            req.op = PROBE_RESOLVE;
-            snprintf(req.name, sizeof(req.name), "%s", w->name);
-            if (call(p, &req, deadline, &reply, err) != WAIT_READY)
+        if (!addr[0] || monotime_ms() - resolved_at >= DNS_REFRESH_MS) {
+            st = ask(p, prober_req_resolve(w->name, 0), deadline, &reply, err);
+            if (st == PROBER_DIED)
                 return WAIT_PROBER_DIED;
-            if (!reply.ok) {
+            if (st != PROBER_OK) {
                 if (cut_by_deadline(&pr, deadline))
                     continue;
                 delay = backoff_next_ms(&dns_backoff);
@@ -132,7 +120,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                  * the name and resolves it itself, so a head found while DNS fails could not be
                  * joined anyway. */
                 addr[0] = '\0';
-                if (wait_sleep(delay, w->stop_fd) < 0)
+                if (wait_sleep(delay, w->stop) < 0)
                     return WAIT_STOPPED;
                 continue;
             }
@@ -140,78 +128,70 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
                 log_info("%s now resolves to %s (was %s)", w->name, reply.addr, addr);
             backoff_reset(&dns_backoff);
             memcpy(addr, reply.addr, DNS_ADDR_MAX_BYTES);
-            resolved_at = wait_now_ms();
+            resolved_at = monotime_ms();
         }
-        memset(&req, 0, sizeof(req));
-        req.port = w->port;
-        memcpy(req.addr, addr, DNS_ADDR_MAX_BYTES);
-        req.op = PROBE_TCP;
         stage = "TCP";
-        if (call(p, &req, deadline, &reply, err) != WAIT_READY)
-            return WAIT_PROBER_DIED;
-        if (reply.ok) {
-            req.op = PROBE_HEALTH;
+        st = ask(p, prober_req_tcp(addr, w->port, 0), deadline, &reply, err);
+        if (st == PROBER_OK) {
             stage = "Health/Check";
-            if (call(p, &req, deadline, &reply, err) != WAIT_READY)
-                return WAIT_PROBER_DIED;
-            if (reply.ok) {
+            st = ask(p, prober_req_health(addr, w->port, 0), deadline, &reply, err);
+            if (st == PROBER_OK) {
                 log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
-                         (double)(wait_now_ms() - pr.start_ms) / 1000.0, pr.attempt);
+                         (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt);
                 return WAIT_READY;
             }
         }
+        if (st == PROBER_DIED)
+            return WAIT_PROBER_DIED;
         if (cut_by_deadline(&pr, deadline))
             continue;
         delay = backoff_jitter_ms(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
         progress_fail(&pr, stage, reply.reason, delay);
-        if (wait_sleep(delay, w->stop_fd) < 0)
+        if (wait_sleep(delay, w->stop) < 0)
             return WAIT_STOPPED;
     }
 }
 
 enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, long expected, long timeout_ms,
-                                  int stop_fd, long *joined, struct errbuf *err)
+                                  const struct wait_stop *stop, long *joined, struct errbuf *err)
 {
     struct progress pr = {0};
-    struct prober_request req;
     struct prober_reply reply;
+    enum prober_status st;
     char what[128];
     long deadline;
 
     snprintf(what, sizeof(what), "%ld workers to join", expected);
     pr.what = what;
-    pr.start_ms = wait_now_ms();
+    pr.start_ms = monotime_ms();
     pr.next_log_ms = pr.start_ms + WAIT_PROGRESS_INTERVAL_MS; /* a slow join is normal at first */
     deadline = pr.start_ms + timeout_ms;
     *joined = 0;
-    memset(&req, 0, sizeof(req));
-    req.op = PROBE_COUNT_NODES;
-    req.port = port;
-    snprintf(req.addr, sizeof(req.addr), "%s", addr);
     for (;;) {
-        if (call(p, &req, deadline, &reply, err) != WAIT_READY)
+        st = ask(p, prober_req_nodes(addr, port, 0), deadline, &reply, err);
+        if (st == PROBER_DIED)
             return WAIT_PROBER_DIED;
-        if (reply.ok) {
+        if (st == PROBER_OK) {
             *joined = reply.alive_workers;
             if (*joined >= expected) {
                 log_info("%ld of %ld workers joined after %.2f s", *joined, expected,
-                         (double)(wait_now_ms() - pr.start_ms) / 1000.0);
+                         (double)(monotime_ms() - pr.start_ms) / 1000.0);
                 return WAIT_READY;
             }
         }
-        if (wait_now_ms() >= deadline) {
+        if (monotime_ms() >= deadline) {
             errbuf_set(err, "only %ld of %ld workers joined within %.0f s; going on", *joined, expected,
                        (double)timeout_ms / 1000.0);
             return WAIT_DEADLINE;
         }
-        if (reply.ok) {
+        if (st == PROBER_OK) {
             char status[64];
             snprintf(status, sizeof(status), "%ld joined", *joined);
             progress_fail(&pr, "workers", status, WORKERS_POLL_MS);
         } else {
             progress_fail(&pr, "GetAllNodeInfo", reply.reason, WORKERS_POLL_MS);
         }
-        if (wait_sleep(WORKERS_POLL_MS, stop_fd) < 0)
+        if (wait_sleep(WORKERS_POLL_MS, stop) < 0)
             return WAIT_STOPPED;
     }
 }

@@ -8,18 +8,29 @@
 #include "errbuf.h"
 #include "prober.h"
 
+#include <stdbool.h>
+
 enum wait_result {
     WAIT_READY = 0,
     WAIT_DEADLINE = -1,    /* the message names the address and the last failure */
-    WAIT_STOPPED = -2,     /* stop_fd became readable (a signal arrived) */
+    WAIT_STOPPED = -2,     /* the wait's stop check said to give up */
     WAIT_PROBER_DIED = -3, /* the message says how */
+};
+
+/* What may cut a wait short. When fd (a signalfd) becomes readable, check(ctx) reads everything
+ * there (it must: the wait polls fd again) and says whether to give up; if not, the wait goes on
+ * where it was: the same deadline, address, backoff and attempt count. */
+struct wait_stop {
+    int fd; /* -1: nothing interrupts */
+    bool (*check)(void *ctx);
+    void *ctx;
 };
 
 struct wait_gcs {
     const char *name; /* host name or address of the head */
     int port;
-    long timeout_ms; /* the overall deadline for this wait */
-    int stop_fd;     /* -1, or a fd (signalfd) that interrupts the wait when readable */
+    long timeout_ms;              /* the overall deadline for this wait */
+    const struct wait_stop *stop; /* or NULL */
 };
 
 /* Waits until name resolves and its GCS answers Health/Check SERVING. addr receives the address
@@ -30,11 +41,10 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
 /* Waits until `expected` workers are ALIVE in the GCS at addr:port, or the timeout; either way
  * *joined says how many were seen last. WAIT_DEADLINE here is not fatal: the caller goes on. */
 enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, long expected, long timeout_ms,
-                                  int stop_fd, long *joined, struct errbuf *err);
+                                  const struct wait_stop *stop, long *joined, struct errbuf *err);
 
-/* Sleeps ms, or less when stop_fd becomes readable; returns -1 in that case. */
-int wait_sleep(long ms, int stop_fd);
-
-long wait_now_ms(void);
+/* Sleeps ms. Whatever arrives on stop->fd meanwhile is handed to stop->check (even when ms is 0);
+ * returns -1 as soon as that says to give up, 0 after ms otherwise. stop may be NULL. */
+int wait_sleep(long ms, const struct wait_stop *stop);
 
 #endif

@@ -6,11 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <curl/curl.h>
-
-#include "curlbody.h"
 #include "exitcode.h"
+#include "httpc.h"
 #include "log.h"
+#include "monotime.h"
 #include "route.h"
 #include "wait.h"
 
@@ -25,70 +24,58 @@
 /* Past the drain's own deadline, the sidecar still has to look once more and answer. */
 #define DRAINCLIENT_SLACK_MS 5000
 
-static CURLcode post_once(CURL *curl, struct curl_body *body, long *status)
+static int outcome(int rc, const struct httpc_reply *reply, const struct errbuf *err, int port)
 {
-    CURLcode rc;
-    free(body->buf);
-    body->buf = NULL;
-    body->len = 0;
-    body->too_big = false;
-    rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-    return rc;
-}
-
-static int outcome(long status, const struct curl_body *body, CURLcode rc, int port)
-{
-    if (rc != CURLE_OK) {
+    if (rc < 0) {
         log_error("no answer from the sidecar on 127.0.0.1:%d (RAYBOOT_SIDECAR_DRAIN_PORT): %s", port,
-                  body->too_big ? "the answer is too large" : curl_easy_strerror(rc));
+                  rc == HTTPC_TOO_LARGE ? "the answer is too large" : err->msg);
         return DRAINCLIENT_EXIT_NO_SIDECAR;
     }
-    if (body->buf)
-        fputs(body->buf, stdout);
-    if (status == 200)
+    fputs(reply->body.buf, stdout);
+    if (reply->status == 200)
         return EXIT_OK;
-    if (status == 503) {
+    if (reply->status == 503) {
         log_error("the sidecar could not drain this node (its answer is on stdout)");
         return DRAINCLIENT_EXIT_NOT_DRAINED;
     }
-    log_error("the sidecar answered HTTP %ld: %.200s", status, body->buf ? body->buf : "");
+    log_error("the sidecar answered HTTP %ld: %.200s", reply->status, reply->body.buf);
     return EXIT_SOFTWARE;
 }
 
 int drainclient_run(int port, long deadline_s)
 {
-    struct curl_body body = {NULL, 0, DRAINCLIENT_ANSWER_MAX_BYTES, false};
-    long wait_ms = (deadline_s > 0 ? deadline_s : ROUTE_DEADLINE_MAX_S) * 1000L + DRAINCLIENT_SLACK_MS;
-    long status = 0, give_up_ms = wait_now_ms() + DRAINCLIENT_RETRY_FOR_MS;
+    long give_up_ms = monotime_ms() + DRAINCLIENT_RETRY_FOR_MS;
     char url[96];
-    CURLcode rc;
-    CURL *curl;
-    int code;
+    struct httpc_request req = {
+        .method = "POST",
+        .url = url,
+        .protocol = "http",
+        .version = HTTPC_HTTP_ANY,
+        .body = "",
+        .body_len = 0,
+        .connect_timeout_ms = DRAINCLIENT_CONNECT_TIMEOUT_MS,
+        .timeout_ms = (deadline_s > 0 ? deadline_s : ROUTE_DEADLINE_MAX_S) * 1000L + DRAINCLIENT_SLACK_MS,
+        .max_reply_bytes = DRAINCLIENT_ANSWER_MAX_BYTES,
+        .user_agent = "rayboot-sidecar drain",
+    };
+    struct httpc_reply reply;
+    struct httpc http;
+    struct errbuf err;
+    int rc, code;
 
     if (deadline_s > 0)
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/drain?deadline=%ld", port, deadline_s);
     else
         snprintf(url, sizeof(url), "http://127.0.0.1:%d/drain", port);
-    if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK || !(curl = curl_easy_init())) {
-        log_error("cannot set up libcurl");
+    if (httpc_init(&http, false, &err) < 0) {
+        log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, 0L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)DRAINCLIENT_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, wait_ms);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot-sidecar drain");
-    while ((rc = post_once(curl, &body, &status)) == CURLE_COULDNT_CONNECT && wait_now_ms() < give_up_ms)
-        wait_sleep(DRAINCLIENT_RETRY_MS, -1);
-    code = outcome(status, &body, rc, port);
-    free(body.buf);
-    curl_easy_cleanup(curl);
-    curl_global_cleanup();
+    while ((rc = httpc_request(&http, &req, &reply, &err)) == HTTPC_REFUSED && monotime_ms() < give_up_ms)
+        wait_sleep(DRAINCLIENT_RETRY_MS, NULL);
+    code = outcome(rc, &reply, &err, port);
+    if (rc == 0)
+        httpc_reply_free(&reply);
+    httpc_free(&http);
     return code;
 }

@@ -9,11 +9,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "loop.h"
 #include "metrics.h"
 #include "route.h"
 #include "sidecar.h"
-#include "wait.h"
+#include "monotime.h"
 
 /* A method other than GET or HEAD on a path that takes only those, or on no path at all. */
 #define WRONG_METHOD_FMT "%.100s: not found, or not with this method (GET /healthz /readyz /metrics)\n"
@@ -38,18 +39,18 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
     bool left = d->state == DRAIN_DONE && d->outcome == DRAIN_LEFT;
     cJSON_AddBoolToObject(o, "accepted", s->drain_accepted);
     if (s->node_id[0])
-        cJSON_AddStringToObject(o, "node_id", s->node_id);
+        json_add_text(o, "node_id", s->node_id);
     else
         cJSON_AddNullToObject(o, "node_id");
-    cJSON_AddStringToObject(o, "outcome", drain_outcome_name(d->outcome));
+    json_add_text(o, "outcome", drain_outcome_name(d->outcome));
     if (left)
         cJSON_AddNumberToObject(o, "drained_in_ms", (double)(d->finished_ms - d->started_ms));
     else
         cJSON_AddNullToObject(o, "drained_in_ms");
-    cJSON_AddStringToObject(o, "reason", s->disruption);
-    cJSON_AddStringToObject(o, "trigger", s->drain_trigger);
+    json_add_text(o, "reason", s->disruption);
+    json_add_text(o, "trigger", s->drain_trigger);
     if (d->outcome != DRAIN_LEFT && d->detail[0])
-        cJSON_AddStringToObject(o, "detail", d->detail);
+        json_add_text(o, "detail", d->detail);
     text = cJSON_PrintUnformatted(o);
     a->status = s->drain_accepted ? 200 : 503;
     a->content_type = "application/json";
@@ -80,7 +81,7 @@ static void readyz(const struct sidecar *s, struct http_answer *a)
 {
     if (s->drain_wanted)
         set(a, 503, "not ready: draining (%s), for %.1f s\n", s->drain_trigger,
-            (double)(wait_now_ms() - s->drain_wanted_ms) / 1000.0);
+            (double)(monotime_ms() - s->drain_wanted_ms) / 1000.0);
     else if (sidecar_drained(s))
         set(a, 503, "not ready: drained (%s on %s)\n", drain_outcome_name(s->drain.outcome), s->drain_trigger);
     else if (!s->ready_checked)

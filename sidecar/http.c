@@ -18,7 +18,7 @@
 #include <microhttpd.h>
 
 #include "log.h"
-#include "wait.h"
+#include "monotime.h"
 
 /* Probes, a preStop hook and a metrics scraper are a handful of connections; 256 leaves room for
  * strangers without running the sidecar out of its memory limit (256 x HTTP_CONNECTION_MEMORY_BYTES
@@ -95,7 +95,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
         if (h->conns[i].c == NULL) {
             h->conns[i] = (struct http_conn){c, info ? info->connect_fd : -1,
-                                             wait_now_ms() + HTTP_CONNECTION_DEADLINE_MS, false, false};
+                                             monotime_ms() + HTTP_CONNECTION_DEADLINE_MS, false, false};
             *socket_context = &h->conns[i];
             return;
         }
@@ -173,7 +173,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (slot && slot->suspended) {
         req.resumed = true;
         slot->suspended = false;
-        slot->deadline_ms = wait_now_ms() + HTTP_CONNECTION_DEADLINE_MS;
+        slot->deadline_ms = monotime_ms() + HTTP_CONNECTION_DEADLINE_MS;
     }
     h->handler(h->ctx, &req, &a, &wait);
     if (wait)
@@ -250,14 +250,14 @@ static bool cut_late(struct http_server *h, long now_ms)
 void http_run(struct http_server *h)
 {
     MHD_run(h->daemon);
-    if (cut_late(h, wait_now_ms()))
+    if (cut_late(h, monotime_ms()))
         MHD_run(h->daemon);
 }
 
 long http_timeout_ms(struct http_server *h)
 {
     MHD_UNSIGNED_LONG_LONG mhd_ms;
-    long now_ms = wait_now_ms(), ms = -1;
+    long now_ms = monotime_ms(), ms = -1;
     if (MHD_get_timeout(h->daemon, &mhd_ms) == MHD_YES)
         ms = mhd_ms > HTTP_MAX_SLEEP_MS ? HTTP_MAX_SLEEP_MS : (long)mhd_ms;
     for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {

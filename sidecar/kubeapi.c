@@ -18,12 +18,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <curl/curl.h>
-
 #include "address.h"
-#include "curlbody.h"
 #include "dnsname.h"
 #include "fsroot.h"
+#include "httpc.h"
 #include "podreason.h"
 #include "sandbox.h"
 #include "scrub.h"
@@ -64,41 +62,15 @@ static int confine(int out_fd, struct errbuf *err)
     return sandbox_confine_prober_and(more, sizeof(more) / sizeof(more[0]), err);
 }
 
-/* The transfer through a multi handle made before confinement: curl_easy_perform would make its
- * own inside, and with it a resolver channel (reading /etc/resolv.conf) and a wake-up socketpair.
- * CURLE_ABORTED_BY_CALLBACK with a message when the filter cannot be loaded. */
-static CURLcode perform_confined(CURL *curl, int out_fd, struct errbuf *err)
-{
-    CURLM *multi = curl_multi_init();
-    CURLcode rc = CURLE_OUT_OF_MEMORY;
-    CURLMsg *msg;
-    int running = 1, left;
-    if (!multi || curl_multi_add_handle(multi, curl) != CURLM_OK) {
-        curl_multi_cleanup(multi);
-        return rc;
-    }
-    if (confine(out_fd, err) < 0) {
-        rc = CURLE_ABORTED_BY_CALLBACK;
-        running = 0;
-    }
-    while (running) {
-        if (curl_multi_perform(multi, &running) != CURLM_OK ||
-            (running && curl_multi_poll(multi, NULL, 0, KUBEAPI_TIMEOUT_MS, NULL) != CURLM_OK))
-            break;
-    }
-    while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
-        if (msg->msg == CURLMSG_DONE && msg->easy_handle == curl)
-            rc = msg->data.result;
-    }
-    curl_multi_remove_handle(multi, curl);
-    curl_multi_cleanup(multi);
-    return rc;
-}
-
 static void forget(char *secret, size_t len)
 {
     if (secret)
         explicit_bzero(secret, len);
+}
+
+static int confine_hook(void *out_fd, struct errbuf *err)
+{
+    return confine(*(int *)out_fd, err);
 }
 
 /* The child's whole job: one GET, one line out (to out_fd). */
@@ -106,19 +78,30 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
                                size_t cap)
 {
     char url[512], auth[TOKEN_MAX_BYTES + 32];
-    struct curl_body body = {NULL, 0, PODREASON_POD_MAX_BYTES, false};
-    struct curl_slist *headers = NULL;
-    struct curl_blob ca_blob;
-    struct pod_reason pr;
-    struct errbuf err;
-    long status = 0;
-    CURL *curl = NULL;
-    CURLcode rc;
-    struct curl_slist *resolve = NULL;
+    const char *headers[] = {auth, "Accept: application/json", NULL};
     const char *port = t->port ? t->port : "443";
     char pin[300], host[256], *ca = NULL;
     size_t ca_len = 0;
     bool literal = is_ip_literal(t->host);
+    struct httpc_request req = {
+        .method = "GET",
+        .url = url,
+        .protocol = "https",
+        .version = HTTPC_HTTP_ANY,
+        .headers = headers,
+        .connect_timeout_ms = KUBEAPI_CONNECT_TIMEOUT_MS,
+        .timeout_ms = KUBEAPI_TIMEOUT_MS - 300L,
+        .max_reply_bytes = PODREASON_POD_MAX_BYTES,
+        .resolve = literal ? pin : NULL,
+        .user_agent = "rayboot-sidecar",
+        .before_transfer = confine_hook,
+        .before_ctx = &out_fd,
+    };
+    struct httpc_reply reply;
+    struct httpc http;
+    struct pod_reason pr;
+    struct errbuf err;
+    int rc;
 
     /* t->host is in the environment, which is wiped before the request (scrub_environment). */
     snprintf(host, sizeof(host), "%s", t->host);
@@ -129,61 +112,36 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
              t->namespace_, t->pod_name);
     snprintf(pin, sizeof(pin), "%s:%s:%s%s%s", KUBEAPI_NAME, port, strchr(t->host, ':') ? "[" : "", t->host,
              strchr(t->host, ':') ? "]" : "");
-    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
     /* The CA is read now, into memory: after confinement nothing is opened. */
     if (fsroot_read(t->root, SA_DIR "/ca.crt", CA_MAX_BYTES, &ca, &ca_len, &err) < 0) {
         snprintf(line, cap, "reason unknown (%.400s)", err.msg);
-        forget(auth, sizeof(auth));
         return;
     }
-    ca_blob = (struct curl_blob){ca, ca_len, CURL_BLOB_NOCOPY};
-    if (literal)
-        resolve = curl_slist_append(resolve, pin);
-    headers = curl_slist_append(headers, auth);
-    forget(auth, sizeof(auth));
-    if (headers)
-        headers = curl_slist_append(headers, "Accept: application/json");
-    if (!headers || !(curl = curl_easy_init())) {
+    req.ca_blob = ca;
+    req.ca_blob_len = ca_len;
+    if (httpc_init(&http, true, &err) < 0) {
         snprintf(line, cap, "reason unknown (could not set up the API request)");
-        goto out;
+        free(ca);
+        return;
     }
-    scrub_environment(); /* c-ares has read what it wanted of it (curl_easy_init) */
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2); /* at least: no TLS 1.0 or 1.1 */
-    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca_blob);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)KUBEAPI_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)KUBEAPI_TIMEOUT_MS - 300L);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_body_write);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "rayboot-sidecar");
-    rc = perform_confined(curl, out_fd, &err);
-    if (rc == CURLE_ABORTED_BY_CALLBACK) {
-        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
-        goto out;
-    }
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    if (rc != CURLE_OK)
-        snprintf(line, cap, "reason unknown (API server %.100s: %s)", host,
-                 body.too_big ? "the Pod object is too large" : curl_easy_strerror(rc));
-    else if (status != 200)
+    scrub_environment(); /* c-ares has read what it wanted of it (httpc_init) */
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+    rc = httpc_request(&http, &req, &reply, &err);
+    forget(auth, sizeof(auth));
+    if (rc < 0)
+        snprintf(line, cap, "reason unknown (API server %.100s: %.300s)", host,
+                 rc == HTTPC_TOO_LARGE ? "the Pod object is too large" : err.msg);
+    else if (reply.status != 200)
         snprintf(line, cap, "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
-                            "get on pods)", status, t->pod_name);
-    else if (podreason_parse(body.buf ? body.buf : "", body.len, &pr, &err) < 0)
+                            "get on pods)", reply.status, t->pod_name);
+    else if (podreason_parse(reply.body.buf, reply.body.len, &pr, &err) < 0)
         snprintf(line, cap, "reason unknown (%.400s)", err.msg);
     else
         podreason_describe(&pr, line, cap);
-out:
-    for (struct curl_slist *h = headers; h; h = h->next)
-        forget(h->data, strlen(h->data));
-    free(body.buf);
+    if (rc == 0)
+        httpc_reply_free(&reply);
+    httpc_free(&http);
     free(ca);
-    curl_slist_free_all(headers);
-    curl_slist_free_all(resolve);
-    curl_easy_cleanup(curl);
 }
 
 static long now_plus(long now_ms, long ms)
@@ -270,32 +228,32 @@ static void finish(struct kubeapi_fetch *f)
     f->pid = -1;
 }
 
-int kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
+bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
 {
     ssize_t n;
     if (f->fd < 0)
-        return 1;
+        return true;
     if (now_ms >= f->deadline_ms) {
         kubeapi_reason_cancel(f);
         snprintf(f->line, sizeof(f->line), "reason unknown (the API server did not answer within %d ms)",
                  KUBEAPI_TIMEOUT_MS);
-        return 1;
+        return true;
     }
     n = read(f->fd, f->line + f->len, sizeof(f->line) - 1 - f->len);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return 0;
+        return false;
     if (n > 0) {
         f->len += (size_t)n;
         f->line[f->len] = '\0';
         if (f->len + 1 < sizeof(f->line))
-            return 0;
+            return false;
     }
     /* EOF (or the line is full): the child is done. */
     f->line[f->len] = '\0';
     if (f->len == 0)
         snprintf(f->line, sizeof(f->line), "reason unknown (the API reader failed)");
     finish(f);
-    return 1;
+    return true;
 }
 
 void kubeapi_reason_cancel(struct kubeapi_fetch *f)

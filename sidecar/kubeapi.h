@@ -32,9 +32,9 @@ struct kubeapi_target {
  * in the environment): the caller goes on with "reason unknown". */
 int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t, long now_ms, struct errbuf *err);
 
-/* Call when f->fd is readable (or at f->deadline_ms). Returns 1 when the answer is in f->line (the
- * child has been reaped), 0 when more is coming. */
-int kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms);
+/* Call when f->fd is readable (or at f->deadline_ms). True once the answer is in f->line (the
+ * child has been reaped); false while more is coming. */
+bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms);
 
 /* Kills and reaps a running child. */
 void kubeapi_reason_cancel(struct kubeapi_fetch *f);

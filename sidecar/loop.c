@@ -14,12 +14,11 @@
 
 #include "http.h"
 #include "log.h"
+#include "monotime.h"
 #include "raypids.h"
+#include "sidecar.h"
 #include "termlog.h"
-#include "wait.h"
 
-/* A prober request that takes longer than this is stuck: the prober is replaced. */
-#define SIDECAR_PROBER_TIMEOUT_MS 15000
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
 #define SIDECAR_RESOLVE_INTERVAL_MS 1000
 /* After SIGTERM, how often to look whether Ray's processes are gone. */
@@ -73,15 +72,12 @@ static void send_request(struct sidecar *s, const struct prober_request *req, en
         return;
     }
     s->in_flight = use;
-    s->prober_deadline_ms = now_ms + SIDECAR_PROBER_TIMEOUT_MS;
+    s->prober_deadline_ms = now_ms + PROBER_TIMEOUT_MS; /* past it the prober is replaced */
 }
 
 static void send_resolve(struct sidecar *s, long now_ms)
 {
-    struct prober_request req;
-    memset(&req, 0, sizeof(req));
-    req.op = PROBE_RESOLVE;
-    snprintf(req.name, sizeof(req.name), "%.*s", (int)sizeof(req.name) - 1, s->plan.head_fqdn);
+    struct prober_request req = prober_req_resolve(s->plan.head_fqdn, 0);
     s->resolved_ms = now_ms;
     send_request(s, &req, USE_RESOLVE, now_ms);
 }
@@ -89,16 +85,9 @@ static void send_resolve(struct sidecar *s, long now_ms)
 /* Readiness: a worker's node ALIVE in the GCS; on the head, the GCS SERVING. */
 static void send_ready_check(struct sidecar *s, long now_ms)
 {
-    struct prober_request req;
-    memset(&req, 0, sizeof(req));
-    req.port = s->plan.head_port;
-    snprintf(req.addr, sizeof(req.addr), "%s", s->gcs_addr);
-    if (s->plan.role == PLAN_ROLE_WORKER) {
-        req.op = PROBE_FIND_NODE;
-        snprintf(req.name, sizeof(req.name), "%.*s", (int)sizeof(req.name) - 1, s->plan.pod_ip);
-    } else {
-        req.op = PROBE_HEALTH;
-    }
+    struct prober_request req = s->plan.role == PLAN_ROLE_WORKER
+                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.pod_ip, 0)
+                                    : prober_req_health(s->gcs_addr, s->plan.head_port, 0);
     s->next_ready_ms = now_ms + SIDECAR_READY_INTERVAL_MS;
     send_request(s, &req, USE_READY, now_ms);
 }
@@ -149,10 +138,10 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
         begin_drain(s, now_ms);
     }
     if (drain_in_progress(&s->drain)) {
-        int step = drain_step(&s->drain, now_ms, &req, &step_wake);
-        if (step == 1)
+        enum drain_next step = drain_step(&s->drain, now_ms, &req, &step_wake);
+        if (step == DRAIN_NEXT_ASK)
             send_request(s, &req, USE_DRAIN, now_ms);
-        else if (step == 0)
+        else if (step == DRAIN_NEXT_SLEEP)
             earliest(wake_ms, step_wake);
         return;
     }
@@ -172,7 +161,7 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
 static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
 {
     s->ready_checked = true;
-    if (reply && reply->ok) {
+    if (reply && reply->status == PROBER_OK) {
         if (!s->ready)
             log_info("ready: %s", s->plan.role == PLAN_ROLE_WORKER ? "this pod's node is ALIVE" : "the GCS is SERVING");
         s->ready = true;
@@ -190,7 +179,7 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
     snprintf(s->ready_reason, sizeof(s->ready_reason), "GCS %s:%d: %.900s", s->gcs_addr, s->plan.head_port,
              reply ? reply->reason : "the prober failed");
     /* Only "no such node" comes from a GCS that answered; anything else may be an old address. */
-    if (!reply || strcmp(reply->value, "no") != 0)
+    if (!reply || reply->status != PROBER_ABSENT)
         s->gcs_addr[0] = '\0';
 }
 
@@ -201,7 +190,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
     s->in_flight = USE_NONE;
     switch (use) {
     case USE_RESOLVE:
-        if (reply && reply->ok) {
+        if (reply && reply->status == PROBER_OK) {
             snprintf(s->gcs_addr, sizeof(s->gcs_addr), "%s", reply->addr);
         } else {
             s->ready = false;
@@ -217,7 +206,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         break;
     case USE_DRAIN:
         drain_reply(&s->drain, now_ms, reply);
-        if (before == DRAIN_REQUESTING && reply && reply->ok) {
+        if (before == DRAIN_REQUESTING && reply && reply->status == PROBER_OK) {
             s->drain_accepted = true;
             snprintf(s->node_id, sizeof(s->node_id), "%.56s", reply->value);
             log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.pod_ip, s->node_id);
@@ -292,7 +281,7 @@ void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
 {
     struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
     struct errbuf err;
-    long now_ms = wait_now_ms();
+    long now_ms = monotime_ms();
     if (s->drain_wanted || sidecar_drained(s))
         return;
     reset_drain(s, trigger, budget_ms, now_ms);
@@ -324,7 +313,7 @@ bool sidecar_drained(const struct sidecar *s)
 static void on_api(struct sidecar *s, long now_ms)
 {
     int fd = s->api.fd;
-    if (!s->reason_pending || kubeapi_reason_read(&s->api, now_ms) == 0)
+    if (!s->reason_pending || !kubeapi_reason_read(&s->api, now_ms))
         return;
     unwatch(s, fd);
     s->reason_pending = false;
@@ -346,7 +335,7 @@ static void on_signals(struct sidecar *s)
         log_info("%s: draining if nobody has, then waiting for Ray's processes (up to %.1f s)",
                  si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT", (double)budget / 1000.0);
         s->terminating = true;
-        s->exit_at_ms = wait_now_ms() + budget;
+        s->exit_at_ms = monotime_ms() + budget;
         sidecar_want_drain(s, "SIGTERM", budget);
     }
 }
@@ -372,18 +361,18 @@ static void dispatch(struct sidecar *s, const struct epoll_event *ev, long now_m
 {
     struct prober_reply reply;
     struct errbuf err;
-    int rc;
+    enum prober_status st;
     switch (ev->data.u32) {
     case TAG_SIGNAL:
         on_signals(s);
         break;
     case TAG_PROBER:
-        rc = prober_receive(&s->prober, &reply, &err);
-        if (rc == 0) {
-            on_reply(s, &reply, now_ms);
-        } else if (rc < 0) {
+        st = prober_receive(&s->prober, &reply, &err);
+        if (st == PROBER_DIED) {
             on_reply(s, NULL, now_ms);
             restart_prober(s, err.msg);
+        } else if (st != PROBER_PENDING) {
+            on_reply(s, &reply, now_ms);
         }
         break;
     case TAG_HTTP:
@@ -419,7 +408,7 @@ int sidecar_loop(struct sidecar *s)
         return -1;
     }
     for (;;) {
-        long now_ms = wait_now_ms(), wake_ms = now_ms + SIDECAR_IDLE_WAKE_MS, http_ms;
+        long now_ms = monotime_ms(), wake_ms = now_ms + SIDECAR_IDLE_WAKE_MS, http_ms;
         int n;
         if (s->in_flight == USE_NONE && s->prober.pid > 0)
             next_request(s, now_ms, &wake_ms);
@@ -442,7 +431,7 @@ int sidecar_loop(struct sidecar *s)
             log_error("epoll_wait: %s", strerror(errno));
             return -1;
         }
-        now_ms = wait_now_ms();
+        now_ms = monotime_ms();
         for (int i = 0; i < n; i++)
             dispatch(s, &events[i], now_ms);
         check_timeouts(s, now_ms);

@@ -3,6 +3,7 @@ exit codes, signals, reaping, restored dispositions, SIGTERM handling, worker co
 Also the waiting contract (issue 4): deadline exit 75, and the seccomp-confined prober."""
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -188,6 +189,24 @@ def test_wait_deadline_exits_75_naming_the_address(run, closed_port):
     r = run(worker_env(port, RAYBOOT_WAIT_TIMEOUT="1"))
     assert r.wait(15) == 75, r.stderr
     assert f"127.0.0.1:{port}" in r.stderr and "connection refused" in r.stderr
+
+
+def test_signals_during_a_wait_do_not_start_it_over(run, closed_port):
+    """Signals that do not end a wait (here SIGWINCH, read and forwarded to nobody, every 20 ms)
+    leave it where it was: one deadline, one attempt count, one first progress line. A wait that
+    started over at each signal printed its first progress line again each time and gave up
+    "after 0.0 s and 1 attempts"."""
+    r = run(worker_env(closed_port, RAYBOOT_WAIT_TIMEOUT="3"))
+    r.wait_for_log("waiting for GCS")
+    t0 = time.monotonic()
+    while r.proc.poll() is None and time.monotonic() - t0 < 15:
+        os.kill(r.proc.pid, signal.SIGWINCH)
+        time.sleep(0.02)
+    assert r.wait(5) == 75, r.stderr
+    gave_up = re.search(r"gave up waiting for GCS \S+ after ([\d.]+) s and (\d+) attempts", r.stderr)
+    assert gave_up, r.stderr
+    assert float(gave_up[1]) >= 2.9 and int(gave_up[2]) >= 30, gave_up[0]
+    assert r.stderr.count("waiting for GCS") == 1 + 1, r.stderr  # the first progress line, the last message
 
 
 def test_sigterm_while_waiting_exits_promptly(run, closed_port):

@@ -10,10 +10,15 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 
 import pytest
+
+from procs import children, eventually
+
+HERE = pathlib.Path(__file__).resolve().parent
 
 
 class FakeDashboard:
@@ -79,7 +84,8 @@ class FakeDashboard:
                 pass
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def the_job(self, timeout=10):
@@ -272,3 +278,43 @@ def test_entrypoint_that_is_not_utf8_exits_2_naming_the_argument(rayboot_bin):
     err = out.stderr.decode(errors="replace")
     assert out.returncode == 2, err
     assert "argument 3 of the job's entrypoint is not valid UTF-8 (byte 4 is 0xe9)" in err, err
+
+
+def zombies_of(pid: int) -> list:
+    """PIDs of the zombies whose parent is pid (this PID namespace's /proc)."""
+    found = []
+    for child in children(pid):
+        try:
+            state = pathlib.Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state == "Z":
+            found.append(child)
+    return found
+
+
+def test_submitter_as_pid1_reaps_orphans_while_it_follows_the_job(run, gcs, dashboard, tmp_path):
+    """The submitter role as a pod's PID 1 (RAYBOOT_ROLE=submitter): while it follows its job,
+    orphans re-parented to it are reaped, not left as zombies (its waits once read the signalfd
+    for stop signals only and dropped SIGCHLD)."""
+    marker = tmp_path / "orphans"
+    r = run({"RAYBOOT_ROLE": "submitter", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs.port}",
+             "RAYBOOT_PLUGIN_ARGS": f"--dashboardPort={dashboard.port}", "ORPHANS_WHEN": str(marker)},
+            ["--", "python", "job.py"],
+            wrap=("unshare", "--pid", "--fork", "--kill-child", sys.executable, HERE / "orphan_maker.py"))
+    job = dashboard.the_job()
+    dashboard.update(job, status="RUNNING", logs="working\n")
+    rayboot = eventually(lambda: children(r.proc.pid))[0]
+    nspid = pathlib.Path(f"/proc/{rayboot}/status").read_text().split("NSpid:")[1].split("\n")[0].split()
+    assert nspid[-1] == "1", f"rayboot is not PID 1 in its namespace: NSpid {nspid}"
+    marker.write_text("")
+    eventually(lambda: pathlib.Path(f"{marker}.done").exists(), 30)
+    # Following the job, it must reap all of them (the spawner too) while the job still runs.
+    try:
+        eventually(lambda: not zombies_of(rayboot), 10)
+    except AssertionError:
+        raise AssertionError(f"{len(zombies_of(rayboot))} zombies left under the submitter:\n{r.stderr}")
+    assert r.proc.poll() is None and job["status"] == "RUNNING", r.stderr
+    dashboard.update(job, status="SUCCEEDED")
+    assert r.wait(30) == 0, r.stderr
+    assert r.stdout == "working\n"

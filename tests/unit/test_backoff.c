@@ -30,6 +30,21 @@ static void test_ceilings(void **state)
     }
 }
 
+/* Without jitter: the ceilings themselves, and back to the base after a reset. */
+static void test_steps(void **state)
+{
+    static const long step[] = {250, 500, 1000, 2000, 2000, 2000};
+    struct backoff b;
+    (void)state;
+    backoff_init(&b, 250, 2000, 1);
+    for (size_t n = 0; n < sizeof(step) / sizeof(step[0]); n++)
+        assert_int_equal(backoff_step_ms(&b), step[n]);
+    backoff_reset(&b);
+    assert_int_equal(backoff_step_ms(&b), 250);
+    for (int i = 0; i < 100000; i++)
+        assert_int_equal(backoff_step_ms(&b) <= 2000, 1);
+}
+
 /* Never overflows, however many attempts. */
 static void test_many_attempts(void **state)
 {
@@ -77,6 +92,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ceilings),
+        cmocka_unit_test(test_steps),
         cmocka_unit_test(test_many_attempts),
         cmocka_unit_test(test_jitter_bounds_and_mean),
         cmocka_unit_test(test_seeds_differ),

@@ -10,13 +10,21 @@
 
 #include "drain.h"
 
-static struct prober_reply answer(int ok, const char *value, const char *reason)
+static struct prober_reply answer(enum prober_status status, const char *value, const char *reason)
 {
     struct prober_reply r;
     memset(&r, 0, sizeof(r));
-    r.ok = ok;
+    r.status = status;
     snprintf(r.value, sizeof(r.value), "%s", value);
     snprintf(r.reason, sizeof(r.reason), "%s", reason);
+    return r;
+}
+
+/* The answer to PROBE_DEPARTURE. */
+static struct prober_reply departed(enum gcs_departure how)
+{
+    struct prober_reply r = answer(PROBER_OK, "", "");
+    r.departure = how;
     return r;
 }
 
@@ -28,7 +36,7 @@ static void test_drain_then_watch_until_gone(void **state)
     long wake;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    assert_int_equal(drain_step(&d, 1000, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, 1000, &req, &wake), DRAIN_NEXT_ASK);
     assert_int_equal(req.op, PROBE_DRAIN);
     assert_string_equal(req.addr, "10.0.0.1");
     assert_int_equal(req.port, 6379);
@@ -36,40 +44,44 @@ static void test_drain_then_watch_until_gone(void **state)
     assert_string_equal(req.text, "evicted");
     assert_true(req.deadline_unix_ms > 0);
     assert_int_equal(req.budget_ms, 10000); /* no RPC outlives the drain's deadline */
-    r = answer(1, "abcd", "");
+    r = answer(PROBER_OK, "abcd", "");
     drain_reply(&d, 1010, &r);
     /* Nothing until the first look is due. */
-    assert_int_equal(drain_step(&d, 1100, &req, &wake), 0);
+    assert_int_equal(drain_step(&d, 1100, &req, &wake), DRAIN_NEXT_SLEEP);
     assert_int_equal(wake, 1010 + DRAIN_POLL_MS);
-    assert_int_equal(drain_step(&d, wake, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, wake, &req, &wake), DRAIN_NEXT_ASK);
     assert_int_equal(req.op, PROBE_FIND_NODE);
     assert_int_equal(req.budget_ms, 11000 - wake);
     /* Still there: keep looking. A GCS that did not answer proves nothing either. */
-    r = answer(1, "", "");
+    r = answer(PROBER_OK, "", "");
     drain_reply(&d, 1300, &r);
     assert_int_equal(d.state, DRAIN_WATCHING);
-    r = answer(0, "", "timeout");
+    r = answer(PROBER_FAILED, "", "timeout");
     drain_reply(&d, 1600, &r);
+    assert_int_equal(d.state, DRAIN_WATCHING);
+    /* The status says "gone", never the reason's text. */
+    r = answer(PROBER_FAILED, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    drain_reply(&d, 1650, &r);
     assert_int_equal(d.state, DRAIN_WATCHING);
     drain_reply(&d, 1700, NULL);
     assert_int_equal(d.state, DRAIN_WATCHING);
-    r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
+    r = answer(PROBER_ABSENT, "", "no ALIVE node with address 10.0.0.7 in the GCS");
     drain_reply(&d, 2000, &r);
     assert_int_equal(d.state, DRAIN_DONE);
     assert_int_equal(d.outcome, DRAIN_LEFT);
     assert_int_equal(drain_elapsed_ms(&d, 99999), 1000);
-    assert_int_equal(drain_step(&d, 2100, &req, &wake), -1);
+    assert_int_equal(drain_step(&d, 2100, &req, &wake), DRAIN_NEXT_DONE);
 }
 
 static void test_refused_drain_fails(void **state)
 {
     struct drain d;
     struct prober_request req;
-    struct prober_reply r = answer(0, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    struct prober_reply r = answer(PROBER_FAILED, "", "no ALIVE node with address 10.0.0.7 in the GCS");
     long wake;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 10000, 0);
-    assert_int_equal(drain_step(&d, 0, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, 0, &req, &wake), DRAIN_NEXT_ASK);
     drain_reply(&d, 5, &r);
     assert_int_equal(d.state, DRAIN_DONE);
     assert_int_equal(d.outcome, DRAIN_FAILED);
@@ -80,13 +92,13 @@ static void test_deadline(void **state)
 {
     struct drain d;
     struct prober_request req;
-    struct prober_reply r = answer(1, "", "");
+    struct prober_reply r = answer(PROBER_OK, "", "");
     long wake, now = 0;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 1000, 0);
-    assert_int_equal(drain_step(&d, now, &req, &wake), 1);
+    assert_int_equal(drain_step(&d, now, &req, &wake), DRAIN_NEXT_ASK);
     drain_reply(&d, now, &r);
-    while (drain_step(&d, now, &req, &wake) >= 0) {
+    while (drain_step(&d, now, &req, &wake) != DRAIN_NEXT_DONE) {
         now = wake;
         if (req.op == PROBE_FIND_NODE)
             drain_reply(&d, now, &r); /* always still there */
@@ -102,14 +114,14 @@ static void test_deadline(void **state)
 static void drain_gone_node(struct drain *d, const struct prober_reply *how)
 {
     struct prober_request req;
-    struct prober_reply r = answer(0, "no", "no ALIVE node with address 10.0.0.7 in the GCS");
+    struct prober_reply r = answer(PROBER_ABSENT, "", "no ALIVE node with address 10.0.0.7 in the GCS");
     long wake;
     drain_begin(d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
-    assert_int_equal(drain_step(d, 1000, &req, &wake), 1);
+    assert_int_equal(drain_step(d, 1000, &req, &wake), DRAIN_NEXT_ASK);
     drain_reply(d, 1010, &r);
     assert_int_equal(d->state, DRAIN_ASKING);
     assert_true(drain_in_progress(d));
-    assert_int_equal(drain_step(d, 1010, &req, &wake), 1);
+    assert_int_equal(drain_step(d, 1010, &req, &wake), DRAIN_NEXT_ASK);
     assert_int_equal(req.op, PROBE_DEPARTURE);
     assert_string_equal(req.name, "10.0.0.7");
     drain_reply(d, 1020, how);
@@ -121,7 +133,7 @@ static void drain_gone_node(struct drain *d, const struct prober_reply *how)
 static void test_node_drained_before(void **state)
 {
     struct drain d;
-    struct prober_reply r = answer(1, "AUTOSCALER_DRAIN_PREEMPTED", "");
+    struct prober_reply r = departed(GCS_DEPARTURE_DRAIN_PREEMPTED);
     (void)state;
     drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_LEFT);
@@ -129,12 +141,12 @@ static void test_node_drained_before(void **state)
     assert_int_equal(d.departure, GCS_DEPARTURE_DRAIN_PREEMPTED);
     assert_non_null(strstr(d.detail, "drained already"));
 
-    r = answer(1, "UNEXPECTED_TERMINATION", "");
+    r = departed(GCS_DEPARTURE_UNEXPECTED);
     drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "not drained (UNEXPECTED_TERMINATION)"));
 
-    r = answer(0, "", "no DEAD node with address 10.0.0.7 in the GCS");
+    r = answer(PROBER_FAILED, "", "no DEAD node with address 10.0.0.7 in the GCS");
     drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "no ALIVE node"));

@@ -2,6 +2,7 @@
  * shaped like Ray 2.60's. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -66,21 +67,25 @@ static void test_node_counts(void **state)
     assert_int_equal(counts.alive_workers, 2);
 }
 
-/* The node is found by its exact address; a DEAD one is not; a wrong-length id is an error
- * (the GCS would silently accept it and drain nothing). */
+/* The node is found by its exact address; a DEAD one is not (the GCS answered: not found, not
+ * an error); a wrong-length id is an error (the GCS would silently accept it and drain nothing). */
 static void test_find_node(void **state)
 {
     uint8_t buf[1024], id[GCS_NODE_ID_BYTES], want[GCS_NODE_ID_BYTES];
     struct errbuf err;
+    bool found = false;
     size_t len = node_list(buf, sizeof(buf));
     (void)state;
     memset(want, 0xbb, sizeof(want));
-    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.2", id, &err), 0);
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.2", id, &found, &err), 0);
+    assert_true(found);
     assert_memory_equal(id, want, sizeof(want));
-    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.3", id, &err), -1);
-    assert_non_null(strstr(err.msg, "no ALIVE node"));
-    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.", id, &err), -1);
-    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.4", id, &err), -1);
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.3", id, &found, &err), 0);
+    assert_false(found);
+    found = true;
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.", id, &found, &err), 0);
+    assert_false(found);
+    assert_int_equal(gcs_decode_find_node(buf, len, "10.0.0.4", id, &found, &err), -1);
     assert_non_null(strstr(err.msg, "27-byte id"));
 }
 

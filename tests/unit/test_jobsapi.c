@@ -1,4 +1,4 @@
-/* Unit tests for lib/jobsapi.c on replies shaped like the pinned Ray's (recorded ones live in
+/* Unit tests for init/jobsapi.c on replies shaped like the pinned Ray's (recorded ones live in
  * tests/unit/data/jobsapi/): the submit body, job details, logs, and what is refused. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,6 +61,20 @@ static void test_submit_body(void **state)
     assert_null(jobsapi_submit_body(&s, &err));
 }
 
+/* JSON output follows the one rule (lib/json.c): bytes that are not UTF-8 (a pod name cannot
+ * hold them, but a metadata value might) become U+FFFD; the body stays valid JSON text. */
+static void test_submit_body_is_utf8(void **state)
+{
+    const char *md[] = {"rayboot.note=caf\xe9", NULL};
+    struct jobsapi_submit s = {"python job.py", NULL, NULL, md};
+    struct errbuf err;
+    char *body = jobsapi_submit_body(&s, &err);
+    (void)state;
+    assert_non_null(body);
+    assert_string_equal(body, "{\"entrypoint\":\"python job.py\",\"metadata\":{\"rayboot.note\":\"caf\xef\xbf\xbd\"}}");
+    free(body);
+}
+
 static void test_recorded_replies(void **state)
 {
     struct jobsapi_job job;
@@ -121,7 +135,7 @@ static void test_message_is_printable_and_exit_code_bounded(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_submit_body), cmocka_unit_test(test_recorded_replies),
+        cmocka_unit_test(test_submit_body), cmocka_unit_test(test_submit_body_is_utf8), cmocka_unit_test(test_recorded_replies),
         cmocka_unit_test(test_refused_replies), cmocka_unit_test(test_message_is_printable_and_exit_code_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

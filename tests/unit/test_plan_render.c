@@ -1,4 +1,4 @@
-/* Unit tests for lib/plan_render.c: whatever bytes a plan carries (the command line, a cgroup file
+/* Unit tests for init/plan_render.c: whatever bytes a plan carries (the command line, a cgroup file
  * quoted in a warning), its JSON is well-formed UTF-8 that says the same thing where it can. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -24,18 +24,18 @@ static void test_round_trip(void **state)
     pb_put_varint(&w, 4, 1763800000000ULL);
     assert_false(w.overflow);
     pb_reader_init(&r, buf, w.len);
-    assert_int_equal(pb_next(&r, &f), 1);
+    assert_int_equal(pb_next(&r, &f), PB_FIELD);
     assert_int_equal(f.number, 2);
     assert_int_equal(f.varint, 2);
-    assert_int_equal(pb_next(&r, &f), 1);
+    assert_int_equal(pb_next(&r, &f), PB_FIELD);
     assert_int_equal(f.number, 3);
     assert_int_equal(f.wire, PB_BYTES);
     assert_memory_equal(f.data, "hello", 5);
-    assert_int_equal(pb_next(&r, &f), 1);
+    assert_int_equal(pb_next(&r, &f), PB_FIELD);
     assert_int_equal(f.number, 25);
-    assert_int_equal(pb_next(&r, &f), 1);
+    assert_int_equal(pb_next(&r, &f), PB_FIELD);
     assert_int_equal(f.varint, 1763800000000ULL);
-    assert_int_equal(pb_next(&r, &f), 0);
+    assert_int_equal(pb_next(&r, &f), PB_END);
 }
 
 /* Known bytes: field 1 varint 150 is 08 96 01 (the protobuf documentation's example). */
@@ -75,7 +75,7 @@ static void test_malformed(void **state)
         struct pb_field f;
         int rc;
         pb_reader_init(&r, (const uint8_t *)bad[i].bytes, bad[i].len);
-        while ((rc = pb_next(&r, &f)) == 1)
+        while ((rc = pb_next(&r, &f)) == PB_FIELD)
             ;
         if (rc != -1)
             fail_msg("case %zu was not rejected", i);

@@ -1,4 +1,4 @@
-/* Unit tests for lib/shellquote.c: safe words stay bare, everything else is single-quoted, a single
+/* Unit tests for init/shellquote.c: safe words stay bare, everything else is single-quoted, a single
  * quote survives, and a first word that a shell would read as an assignment, a keyword or a job
  * is quoted. (tests/contract/test_submit.py runs the result through sh, dash and bash.) */
 #include <setjmp.h>

@@ -9,40 +9,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "utf8.h"
-
-/* A JSON string from bytes the environment, files or command line handed us. JSON is UTF-8 and
- * cJSON does not check, so each byte that is not part of a well-formed sequence becomes U+FFFD:
- * the plan stays parseable whatever a value held. */
-static cJSON *text(const char *s)
-{
-    const char replacement[] = "\xef\xbf\xbd";
-    size_t len = strlen(s), o = 0;
-    char *clean = malloc(len * 3 + 1);
-    cJSON *item;
-    if (!clean)
-        return NULL;
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = utf8_sequence_length(p);
-        if (n == 0) {
-            memcpy(clean + o, replacement, 3);
-            o += 3;
-            p++;
-            continue;
-        }
-        memcpy(clean + o, p, n);
-        o += n;
-        p += n;
-    }
-    clean[o] = '\0';
-    item = cJSON_CreateString(clean);
-    free(clean);
-    return item;
-}
+#include "json.h"
 
 static cJSON *string_or_null(const char *s)
 {
-    return s[0] ? text(s) : cJSON_CreateNull();
+    return s[0] ? json_text(s) : cJSON_CreateNull();
 }
 
 static cJSON *number_or_null(long n)
@@ -54,7 +25,7 @@ static cJSON *string_array(const struct strv *v)
 {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < v->len; i++)
-        cJSON_AddItemToArray(arr, text(v->items[i]));
+        cJSON_AddItemToArray(arr, json_text(v->items[i]));
     return arr;
 }
 
@@ -69,7 +40,7 @@ static cJSON *env_object(const struct strv *v)
             continue;
         memcpy(key, v->items[i], (size_t)(eq - v->items[i]));
         key[eq - v->items[i]] = '\0';
-        cJSON_AddItemToObject(obj, key, text(eq + 1));
+        cJSON_AddItemToObject(obj, key, json_text(eq + 1));
     }
     return obj;
 }
@@ -91,7 +62,7 @@ static cJSON *evidence_object(const struct plan *p)
         cJSON *task = cJSON_CreateObject();
         if (!task)
             break;
-        cJSON_AddItemToObject(task, "task", text(t->name));
+        cJSON_AddItemToObject(task, "task", json_text(t->name));
         cJSON_AddItemToObject(task, "hosts", cJSON_CreateNumber((double)t->hosts));
         cJSON_AddItemToObject(task, "as", cJSON_CreateString(plan_task_kind_name(t->kind)));
         cJSON_AddItemToObject(task, "counted", cJSON_CreateBool(t->kind == PLAN_TASK_WORKER));
@@ -127,7 +98,7 @@ char *plan_render_json(const struct plan *p)
     if (p->role == PLAN_ROLE_SUBMITTER) {
         char url[ADDRESS_HOST_MAX_BYTES + 32];
         snprintf(url, sizeof(url), "http://%s:%d", p->head_fqdn, p->dashboard_port);
-        cJSON_AddItemToObject(root, "dashboard", cJSON_CreateString(url));
+        cJSON_AddItemToObject(root, "dashboard", json_text(url));
     }
     cJSON_AddItemToObject(root, "ray_start", string_array(&p->ray_start));
     cJSON_AddItemToObject(root, "command", string_array(&p->command));

@@ -43,7 +43,7 @@ static int add_metadata(cJSON *root, const char *const *metadata)
             continue;
         memcpy(key, *kv, (size_t)(eq - *kv));
         key[eq - *kv] = '\0';
-        if (!cJSON_AddStringToObject(md, key, eq + 1))
+        if (json_add_text(md, key, eq + 1) < 0)
             return -1;
     }
     return 0;
@@ -62,8 +62,8 @@ char *jobsapi_submit_body(const struct jobsapi_submit *s, struct errbuf *err)
             return NULL;
         }
     }
-    if (root && cJSON_AddStringToObject(root, "entrypoint", s->entrypoint) &&
-        (!s->submission_id || cJSON_AddStringToObject(root, "submission_id", s->submission_id)) &&
+    if (root && json_add_text(root, "entrypoint", s->entrypoint) == 0 &&
+        (!s->submission_id || json_add_text(root, "submission_id", s->submission_id) == 0) &&
         (!env || cJSON_AddItemToObject(root, "runtime_env", env)) && add_metadata(root, s->metadata) == 0) {
         env = NULL; /* owned by root now */
         text = cJSON_PrintUnformatted(root);

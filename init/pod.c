@@ -1,0 +1,220 @@
+/* The pod's shared state and what every phase of its life does to it: spawning Ray and the
+ * command, reading signals (reap, forward, record SIGTERM), the waits for the head, and the end
+ * reason. When to do which is run.c's (start-up) and supervise.c's (after it). */
+#include "pod.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "monotime.h"
+#include "proc.h"
+
+void pod_init(struct pod *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->sigfd = -1;
+    p->prober.pid = -1;
+    p->prober.fd = -1;
+    strv_init(&p->ray_env);
+    strv_init(&p->cmd_env);
+}
+
+void pod_free(struct pod *p)
+{
+    prober_stop(&p->prober);
+    if (p->sigfd >= 0)
+        close(p->sigfd);
+    p->sigfd = -1;
+    plan_free(&p->plan);
+    strv_free(&p->ray_env);
+    strv_free(&p->cmd_env);
+}
+
+void pod_end_reason(struct pod *p, const char *fmt, ...)
+{
+    va_list ap;
+    if (p->end_reason[0])
+        return;
+    va_start(ap, fmt);
+    vsnprintf(p->end_reason, sizeof(p->end_reason), fmt, ap);
+    va_end(ap);
+}
+
+static int exec_failure_code(int exec_errno)
+{
+    return exec_errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+}
+
+/* Spawns argv for `what` ("ray" or "the command"); on failure records the reason and the
+ * 126/127 exit code. */
+static int spawn(struct pod *p, const char *what, const struct strv *argv, const struct strv *env, pid_t *pid)
+{
+    struct errbuf err;
+    int exec_errno;
+    if (proc_spawn(argv->items, env->items, pid, &exec_errno, &err) < 0) {
+        log_error("cannot start %s: %s", what, err.msg);
+        pod_end_reason(p, "cannot start %s: %s", what, err.msg);
+        *pid = 0;
+        p->exit_code = exec_failure_code(exec_errno);
+        return -1;
+    }
+    log_info("started %s (pid %d): %s", what, (int)*pid, argv->items[0]);
+    return 0;
+}
+
+int pod_start_ray(struct pod *p)
+{
+    p->ray_exited = false;
+    if (spawn(p, "ray", &p->plan.ray_start, &p->ray_env, &p->ray_pid) == 0)
+        return 0;
+    log_info("set RAYBOOT_RAY to the ray executable if it is not `ray` on PATH");
+    return -1;
+}
+
+int pod_start_command(struct pod *p)
+{
+    return spawn(p, "the command", &p->plan.command, &p->cmd_env, &p->cmd_pid);
+}
+
+void pod_reap(struct pod *p)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == p->ray_pid) {
+            p->ray_status = status;
+            p->ray_exited = true;
+            p->ray_pid = 0;
+            log_info("ray start exited (%d)", proc_exit_code(status));
+        } else if (pid == p->cmd_pid) {
+            p->cmd_status = status;
+            p->cmd_exited = true;
+            p->cmd_pid = 0;
+            log_info("the command exited (%d)", proc_exit_code(status));
+        } else if (pid == p->prober.pid) {
+            struct errbuf err;
+            p->prober.pid = -1;
+            prober_end_reason(pid, status, &err);
+            log_warn("%s; the head is no longer watched", err.msg);
+        }
+    }
+}
+
+/* Signals other than SIGTERM and SIGCHLD go to the command's process group when it runs (it is
+ * what a user talks to), else to ray start. */
+static void forward(struct pod *p, int sig)
+{
+    if (p->cmd_pid > 0)
+        proc_signal_group(p->cmd_pid, sig);
+    else if (p->ray_pid > 0)
+        kill(p->ray_pid, sig);
+}
+
+static const char *stop_signal_name(const struct pod *p, int sig)
+{
+    if (sig == SIGTERM)
+        return "SIGTERM";
+    if (p->interrupt_stops && sig == SIGINT)
+        return "SIGINT";
+    if (p->interrupt_stops && sig == SIGHUP)
+        return "SIGHUP";
+    return NULL;
+}
+
+void pod_signals(struct pod *p)
+{
+    struct signalfd_siginfo si;
+    while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        const char *stop = stop_signal_name(p, sig);
+        if (sig == SIGCHLD) {
+            pod_reap(p);
+        } else if (stop) {
+            if (p->term_requested)
+                log_info("%s again: already stopping", stop);
+            else
+                log_info("%s: %s", stop, p->ray_pid > 0 ? "draining this node and stopping" : "stopping");
+            p->term_requested = true;
+        } else {
+            forward(p, sig);
+        }
+    }
+    pod_reap(p); /* SIGCHLD coalesces: look once more */
+}
+
+static bool wake_on_stop(void *ctx)
+{
+    struct pod *p = ctx;
+    pod_signals(p);
+    return p->term_requested || (p->ray_pid == 0 && p->ray_exited);
+}
+
+static bool wake_on_signal(void *ctx)
+{
+    pod_signals(ctx);
+    return true;
+}
+
+struct wait_stop pod_waiter(struct pod *p, enum pod_wake wake)
+{
+    struct wait_stop w = {p->sigfd, wake == POD_WAKE_ON_STOP ? wake_on_stop : wake_on_signal, p};
+    return w;
+}
+
+void pod_stop_ray(struct pod *p, long timeout_ms)
+{
+    if (p->ray_pid > 0)
+        kill(p->ray_pid, SIGTERM);
+    p->kill_at_ms = monotime_ms() + timeout_ms;
+}
+
+void pod_end(struct pod *p, int exit_code, long timeout_ms)
+{
+    p->stopping = true;
+    p->exit_code = exit_code;
+    pod_stop_ray(p, timeout_ms);
+}
+
+enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
+{
+    struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
+    struct wait_gcs w = {name, p->plan.head_port, timeout_ms, &stop};
+    return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
+}
+
+void pod_wait_workers(struct pod *p, const char *gcs_addr)
+{
+    struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
+    struct errbuf err;
+    long joined = 0;
+    enum wait_result res = wait_for_workers(&p->prober, gcs_addr, p->plan.head_port, p->plan.workers_expected,
+                                            p->settings.workers_timeout_ms, &stop, &joined, &err);
+    if (res != WAIT_READY && res != WAIT_STOPPED)
+        log_warn("%s", err.msg);
+}
+
+enum prober_status pod_ask(struct pod *p, struct prober_request req, struct prober_reply *reply)
+{
+    struct errbuf err;
+    enum prober_status st;
+    memset(reply, 0, sizeof(*reply));
+    if (p->prober.pid <= 0) {
+        reply->status = PROBER_DIED;
+        snprintf(reply->reason, sizeof(reply->reason), "the prober is not running");
+        return PROBER_DIED;
+    }
+    st = prober_ask(&p->prober, &req, reply, &err);
+    if (st == PROBER_DIED) {
+        log_warn("%s", err.msg);
+        snprintf(reply->reason, sizeof(reply->reason), "%s", err.msg);
+    }
+    return st;
+}

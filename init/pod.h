@@ -1,0 +1,91 @@
+/* The pod's processes and what is known about them: the state the start-up (run.c), the
+ * supervisor (supervise.c) and the submitter role share, and the few things all of them do to it
+ * (start Ray, read signals, wait for the head, record why the pod ends). It calls none of them. */
+#ifndef RAYBOOT_INIT_POD_H
+#define RAYBOOT_INIT_POD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "dns.h"
+#include "plan.h"
+#include "prober.h"
+#include "settings.h"
+#include "strv.h"
+#include "wait.h"
+
+struct pod {
+    struct plan plan;
+    struct settings settings;
+    struct prober prober;
+    int sigfd;
+    struct strv ray_env; /* rayboot's environment plus the plan's, for ray start */
+    struct strv cmd_env; /* the same plus RAY_ADDRESS, for the user's command */
+
+    pid_t ray_pid; /* 0 when not running */
+    pid_t cmd_pid;
+    int ray_status; /* wait status, valid once ray_pid was reaped */
+    int cmd_status;
+    bool ray_exited;
+    bool cmd_exited;
+
+    bool interrupt_stops; /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
+    bool term_requested;  /* a stop signal (SIGTERM) arrived: drain and stop */
+    bool stopping;       /* the end is decided; waiting for children to go */
+    bool restarting_ray; /* a worker is leaving an old head to join a new one */
+    bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
+    bool drained;        /* SIGTERM's drain finished: the node left the cluster */
+    long kill_at_ms;     /* SIGKILL whatever is left at this time (0: not yet set) */
+    int exit_code;
+
+    char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */
+
+    char gcs_addr[DNS_ADDR_MAX_BYTES]; /* where the GCS answered */
+    char cluster_id[256];              /* the head we joined */
+    long next_monitor_ms;
+    long head_lost_since_ms; /* 0 while the head answers */
+};
+
+/* Nothing started, nothing open; pod_free undoes whatever was set up since. */
+void pod_init(struct pod *p);
+void pod_free(struct pod *p);
+
+/* Records why the pod ends (only the first call counts). */
+void pod_end_reason(struct pod *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Starts `ray start` with the plan's argv, or the user's command; exec failures set exit_code
+ * 126/127 and the end reason. */
+int pod_start_ray(struct pod *p);
+int pod_start_command(struct pod *p);
+
+/* The one place signals are read: every pending one, reaping children on SIGCHLD, recording a
+ * stop signal (SIGTERM; SIGINT and SIGHUP too with interrupt_stops), forwarding the rest. Every
+ * wait calls it through a waiter. */
+void pod_signals(struct pod *p);
+/* Reaps what has exited (SIGCHLD coalesces: the supervisor also looks when nothing was read). */
+void pod_reap(struct pod *p);
+
+/* What wakes a wait early, after pod_signals has read the signals: */
+enum pod_wake {
+    POD_WAKE_ON_STOP,   /* a stop signal, or Ray ended (its pid reaped): the waits for the head */
+    POD_WAKE_ON_SIGNAL, /* any signal: loops that look at the pod again after each */
+};
+/* A wait_stop on p's signalfd, for wait_sleep and the waits in wait.h. */
+struct wait_stop pod_waiter(struct pod *p, enum pod_wake wake);
+
+/* SIGTERM to ray start now; SIGKILL to what is left after timeout_ms. */
+void pod_stop_ray(struct pod *p, long timeout_ms);
+/* Decides the end: exit_code, then pod_stop_ray. */
+void pod_end(struct pod *p, int exit_code, long timeout_ms);
+
+/* Waits for the head's GCS at name (re-resolved as it goes) into p->gcs_addr, reading signals;
+ * WAIT_STOPPED when a SIGTERM or the end of Ray decided it. */
+enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err);
+/* Waits (bounded by RAYBOOT_WORKERS_TIMEOUT) for the expected workers in the GCS at gcs_addr. */
+void pod_wait_workers(struct pod *p, const char *gcs_addr);
+
+/* One prober request (prober_req.h builds them): the reply's status, or PROBER_DIED when the
+ * prober is not running or failed (logged; reply->reason says so too). */
+enum prober_status pod_ask(struct pod *p, struct prober_request req, struct prober_reply *reply);
+
+#endif

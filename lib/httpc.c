@@ -1,0 +1,271 @@
+/* libcurl, set up one way for every caller. Every request sets every option it depends on, so
+ * nothing leaks from the last one, without curl_easy_reset: that re-creates libcurl's c-ares
+ * channel, which opens /etc/resolv.conf inside the prober's sandbox. What to ask and what the
+ * answer means is the callers' (grpc.c, init/dashboard.c, sidecar/kubeapi.c). */
+#include "httpc.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+/* A body grows by doubling from this, up to its bound. */
+#define HTTPC_BODY_FIRST_BYTES 256
+
+int httpc_init(struct httpc *c, bool tls, struct errbuf *err)
+{
+    c->curl = NULL;
+    if (curl_global_init(tls ? CURL_GLOBAL_DEFAULT : CURL_GLOBAL_NOTHING) != CURLE_OK || !(c->curl = curl_easy_init()))
+        return errbuf_set(err, "libcurl failed to initialise");
+    return 0;
+}
+
+void httpc_free(struct httpc *c)
+{
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    c->curl = NULL;
+}
+
+void httpc_warm_up(struct httpc *c)
+{
+    curl_easy_setopt(c->curl, CURLOPT_URL, "http://127.0.0.1:0/");
+    curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 100L);
+    curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_perform(c->curl);
+}
+
+int httpc_body_append(struct httpc_body *b, const void *data, size_t n)
+{
+    size_t cap;
+    char *grown;
+    /* libcurl calls with zero bytes for an empty body, when buf may still be NULL: memcpy to NULL
+     * is undefined even for zero bytes (found by fuzz/fuzz_grpc.c). */
+    if (n == 0)
+        return 0;
+    if (n > b->max || b->len > b->max - n)
+        return -1;
+    if (b->len + n + 1 > b->cap) {
+        cap = b->cap ? b->cap : HTTPC_BODY_FIRST_BYTES;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if (b->max < SIZE_MAX && cap > b->max + 1)
+            cap = b->max + 1;
+        grown = realloc(b->buf, cap);
+        if (!grown)
+            return -1;
+        b->buf = grown;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return 0;
+}
+
+void httpc_body_free(struct httpc_body *b)
+{
+    free(b->buf);
+    b->buf = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void httpc_reply_free(struct httpc_reply *r)
+{
+    httpc_body_free(&r->body);
+    r->status = 0;
+}
+
+/* What one transfer's callbacks share. */
+struct transfer {
+    struct httpc_body *body;
+    bool too_large;
+    const struct httpc_request *req;
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct transfer *t = arg;
+    size_t n = size * nmemb;
+    if (httpc_body_append(t->body, data, n) < 0) {
+        t->too_large = n > t->body->max || t->body->len > t->body->max - n;
+        return 0; /* libcurl aborts the transfer: CURLE_WRITE_ERROR */
+    }
+    return n;
+}
+
+static size_t on_header(char *line, size_t size, size_t nmemb, void *arg)
+{
+    struct transfer *t = arg;
+    if (t->req->on_header)
+        t->req->on_header(line, size * nmemb, t->req->header_ctx);
+    return size * nmemb;
+}
+
+static int failure(CURLcode rc, const struct transfer *t, struct errbuf *err)
+{
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+        errbuf_set(err, "connection refused or unreachable");
+        return HTTPC_REFUSED;
+    case CURLE_OPERATION_TIMEDOUT:
+        errbuf_set(err, "timeout");
+        return HTTPC_TIMEOUT;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+        errbuf_set(err, "connection reset");
+        return HTTPC_RESET;
+    case CURLE_WRITE_ERROR:
+        if (!t->too_large)
+            break;
+        errbuf_set(err, "reply too large");
+        return HTTPC_TOO_LARGE;
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        errbuf_set(err, "HTTP/2 error (or the stream was reset)");
+        return HTTPC_HTTP2;
+    case CURLE_GOT_NOTHING:
+        errbuf_set(err, "the peer closed without an answer");
+        return HTTPC_NO_ANSWER;
+    case CURLE_WEIRD_SERVER_REPLY:
+        errbuf_set(err, "not an HTTP server");
+        return HTTPC_BAD_REPLY;
+    default:
+        break;
+    }
+    errbuf_set(err, "%s", curl_easy_strerror(rc));
+    return HTTPC_OTHER;
+}
+
+/* The method and body: GET, or POST with the body (another method name is sent as given). */
+static void set_method(CURL *curl, const struct httpc_request *req)
+{
+    if (req->body) {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)req->body_len);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
+    } else {
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, NULL);
+        curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST,
+                     strcmp(req->method, req->body ? "POST" : "GET") == 0 ? NULL : req->method);
+}
+
+/* Header lines may hold a secret: libcurl's copies are zeroed before they are freed. */
+static void free_lines(struct curl_slist *list)
+{
+    for (struct curl_slist *l = list; l; l = l->next)
+        explicit_bzero(l->data, strlen(l->data));
+    curl_slist_free_all(list);
+}
+
+/* The transfer through a multi handle, so that before_transfer runs once libcurl has made what
+ * it makes at the start of a transfer (curl_easy_perform would make those inside, after any
+ * hook). CURLE_ABORTED_BY_CALLBACK when the hook fails, its message in err. */
+static CURLcode perform_with_hook(CURL *curl, const struct httpc_request *req, long poll_ms, struct errbuf *err)
+{
+    CURLM *multi = curl_multi_init();
+    CURLcode rc = CURLE_OUT_OF_MEMORY;
+    CURLMsg *msg;
+    int running = 1, left;
+    if (!multi || curl_multi_add_handle(multi, curl) != CURLM_OK) {
+        curl_multi_cleanup(multi);
+        return rc;
+    }
+    if (req->before_transfer(req->before_ctx, err) < 0) {
+        rc = CURLE_ABORTED_BY_CALLBACK;
+        running = 0;
+    }
+    while (running) {
+        if (curl_multi_perform(multi, &running) != CURLM_OK ||
+            (running && curl_multi_poll(multi, NULL, 0, (int)poll_ms, NULL) != CURLM_OK))
+            break;
+    }
+    while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == curl)
+            rc = msg->data.result;
+    }
+    curl_multi_remove_handle(multi, curl);
+    curl_multi_cleanup(multi);
+    return rc;
+}
+
+static int append_lines(struct curl_slist **list, const char *const *lines)
+{
+    for (const char *const *l = lines; l && *l; l++) {
+        struct curl_slist *grown = curl_slist_append(*list, *l);
+        if (!grown)
+            return -1;
+        *list = grown;
+    }
+    return 0;
+}
+
+int httpc_request(struct httpc *c, const struct httpc_request *req, struct httpc_reply *reply, struct errbuf *err)
+{
+    CURL *curl = c->curl;
+    struct curl_slist *headers = NULL, *resolve = NULL;
+    const char *pin[] = {req->resolve, NULL};
+    struct transfer t = {&reply->body, false, req};
+    CURLcode rc;
+
+    memset(reply, 0, sizeof(*reply));
+    reply->body.max = req->max_reply_bytes;
+    if (append_lines(&headers, req->headers) < 0 || append_lines(&resolve, pin) < 0) {
+        free_lines(headers);
+        curl_slist_free_all(resolve);
+        errbuf_set(err, "out of memory");
+        return HTTPC_OTHER;
+    }
+    curl_easy_setopt(curl, CURLOPT_URL, req->url);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, req->protocol);
+    curl_easy_setopt(curl, CURLOPT_HTTP_VERSION,
+                     req->version == HTTPC_H2C ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : (long)CURL_HTTP_VERSION_NONE);
+    set_method(curl, req);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);
+    if (req->ca_file)
+        curl_easy_setopt(curl, CURLOPT_CAINFO, req->ca_file);
+    if (req->ca_blob) {
+        struct curl_blob ca = {(void *)req->ca_blob, req->ca_blob_len, CURL_BLOB_COPY};
+        curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
+    }
+    if (strcmp(req->protocol, "https") == 0) /* at least: never TLS 1.0 or 1.1 */
+        curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req->timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, req->fresh_connection ? 1L : 0L);
+    curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, req->fresh_connection ? 1L : 0L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, req->user_agent);
+    rc = req->before_transfer ? perform_with_hook(curl, req, req->timeout_ms, err) : curl_easy_perform(curl);
+    /* The lists must outlive the transfer only: the handle forgets them before they go. */
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(curl, CURLOPT_RESOLVE, NULL);
+    free_lines(headers);
+    curl_slist_free_all(resolve);
+    if (rc == CURLE_ABORTED_BY_CALLBACK && req->before_transfer) {
+        httpc_reply_free(reply);
+        return HTTPC_OTHER; /* the hook's message is in err */
+    }
+    if (rc != CURLE_OK) {
+        httpc_reply_free(reply);
+        return failure(rc, &t, err);
+    }
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply->status);
+    if (!reply->body.buf) {
+        reply->body.buf = calloc(1, 1); /* an empty body is still a string */
+        reply->body.cap = 1;
+        if (!reply->body.buf) {
+            errbuf_set(err, "out of memory");
+            return HTTPC_OTHER;
+        }
+    }
+    return 0;
+}

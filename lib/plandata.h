@@ -1,0 +1,79 @@
+/* The plan as data: its types, their set-up and release, the names its enums print as, and its
+ * warnings. Filling it is the planner's (plan.c, with podview.c and detect.c). */
+#ifndef RAYBOOT_PLANDATA_H
+#define RAYBOOT_PLANDATA_H
+
+#include <stdbool.h>
+
+#include "address.h"
+#include "dnsname.h"
+#include "errbuf.h"
+#include "pluginargs.h"
+#include "strv.h"
+
+/* A count or index beyond this is garbage, not a cluster (Volcano's largest jobs are ~10^4). */
+#define PLAN_COUNT_MAX 1000000L
+
+enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
+enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT };
+
+/* What a Volcano task is to the cluster; only PLAN_TASK_WORKER tasks count in workers_expected. */
+enum plan_task_kind { PLAN_TASK_HEAD, PLAN_TASK_SUBMITTER, PLAN_TASK_WORKER, PLAN_TASK_OTHER };
+
+/* One Volcano task as the plan counted it: the evidence behind workers_expected. */
+struct plan_task {
+    char name[DNS_LABEL_MAX_BYTES + 1];
+    long hosts; /* entries in its host list (0 for replicas: 0) */
+    enum plan_task_kind kind;
+    bool shared_hostname; /* its template sets hostname: one entry whatever its replicas */
+};
+
+struct plan_input {
+    const char *const *envp;
+    const struct plugin_args *plugin; /* from plan_plugin_args, then the command line */
+    const char *hostname;             /* gethostname(), used when HOSTNAME is unset */
+    char *const *command;             /* the user's command (after "--"), may be NULL */
+    int command_argc;
+};
+
+struct plan {
+    enum plan_role role;
+    enum plan_source source;
+    /* Empty strings and -1 mean "unknown" (null in JSON). */
+    char job[DNS_LABEL_MAX_BYTES + 1];
+    char namespace_[DNS_LABEL_MAX_BYTES + 1];
+    char task[DNS_LABEL_MAX_BYTES + 1];
+    char pod_name[DNS_NAME_MAX_BYTES + 1];
+    char pod_ip[ADDRESS_HOST_MAX_BYTES]; /* RAYBOOT_POD_IP, else this pod's /etc/hosts line */
+    char cluster_domain[DNS_NAME_MAX_BYTES + 1];
+    long index;
+    char head_host[ADDRESS_HOST_MAX_BYTES];
+    char head_fqdn[ADDRESS_HOST_MAX_BYTES];
+    int head_port;
+    int dashboard_port;
+    int client_port;
+    long workers_expected;
+    /* Where workers_expected came from: "volcano" (every task but the head and the submitter),
+     * "--worker", "RAYBOOT_WORKERS_EXPECTED", or NULL when unknown. */
+    const char *workers_from;
+    struct plan_task *tasks; /* every Volcano task, sorted by name; NULL elsewhere */
+    size_t ntasks;
+    struct strv ray_start;   /* argv; [0] is the ray executable, [1] "start" */
+    struct strv command;     /* the user's argv, or empty */
+    struct strv ray_env;     /* KEY=VALUE added for Ray and the command */
+    struct strv command_env; /* KEY=VALUE added for the command only */
+    struct strv warnings;
+};
+
+/* Everything empty or unknown (-1); plan_free releases what was added since. */
+void plan_init(struct plan *p);
+void plan_free(struct plan *p);
+
+/* Adds a warning to the plan. 0, or -1 with "out of memory". */
+int plan_warn(struct plan *p, struct errbuf *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+const char *plan_role_name(enum plan_role role);
+const char *plan_task_kind_name(enum plan_task_kind kind);
+const char *plan_source_name(enum plan_source source);
+
+#endif
