@@ -248,7 +248,7 @@ int run_main(const struct cli *cli, const char *const *envp)
         supervise_signals(&r);
         if (r.term_requested) {
             run_end_reason(&r, "SIGTERM before Ray was started");
-            rc = r.settings.eviction_exit_code;
+            rc = supervise_sigterm_exit_code(&r);
         } else if (r.plan.role == PLAN_ROLE_SUBMITTER)
             rc = submit_from_plan(&r, envp);
         else if ((r.plan.role == PLAN_ROLE_HEAD ? start_head(&r) : start_worker(&r)) < 0 && r.ray_pid == 0 &&

@@ -30,6 +30,7 @@ struct run {
     bool cmd_exited;
 
     bool term_requested; /* SIGTERM arrived: drain and stop */
+    bool cmd_stopped;    /* SIGTERM stopped the head's command before it ended */
     bool stopping;       /* the end is decided; waiting for children to go */
     bool restarting_ray; /* a worker is leaving an old head to join a new one */
     bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
@@ -62,6 +63,11 @@ void run_wait_workers(struct run *r, const char *gcs_addr);
 void supervise_signals(struct run *r);
 /* Supervises until every child is gone; returns the exit code. */
 int supervise(struct run *r);
+/* The exit code a SIGTERM gives: RAYBOOT_EVICTION_EXIT_CODE for a pod that runs no command (a
+ * worker's graceful drain); on a head, its command's outcome, for a stopped job is not a finished
+ * one (Volcano's TaskCompleted, an Indexed Job's succeeded index): the command's own code once
+ * it has ended, 128+SIGTERM while it has not (and when it never ran). */
+int supervise_sigterm_exit_code(const struct run *r);
 /* Decides the end: SIGTERM to ray start now, SIGKILL to what is left after timeout_ms. */
 void supervise_stop_ray(struct run *r, int exit_code, long timeout_ms);
 /* Starts `ray start` with the plan's argv; exec failures set exit_code 126/127. */

@@ -48,6 +48,8 @@ static void reap(struct run *r)
             r->cmd_exited = true;
             r->cmd_pid = 0;
             log_info("the command exited (%d)", proc_exit_code(status));
+            if (r->cmd_stopped) /* SIGTERM stopped it: how it ended is the pod's exit code */
+                r->exit_code = proc_exit_code(status);
         } else if (pid == r->prober.pid) {
             struct errbuf err;
             r->prober.pid = -1;
@@ -150,18 +152,38 @@ static void drive_drain(struct run *r, struct drain *d)
     }
 }
 
+int supervise_sigterm_exit_code(const struct run *r)
+{
+    if (r->plan.role != PLAN_ROLE_HEAD || r->plan.command.len == 0)
+        return r->settings.eviction_exit_code;
+    if (r->cmd_exited)
+        return proc_exit_code(r->cmd_status);
+    return EXIT_SIGNAL_BASE + SIGTERM; /* it never ran; if it runs now, reap() puts its own code */
+}
+
+/* What SIGTERM did to the head's command, for the termination message. */
+static const char *command_fate(const struct run *r)
+{
+    if (r->plan.role != PLAN_ROLE_HEAD || r->plan.command.len == 0 || r->cmd_exited)
+        return "";
+    return r->cmd_pid > 0 ? "the command was stopped before it finished; " : "the command never ran; ";
+}
+
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. */
 static void shut_down(struct run *r)
 {
     long started = wait_now_ms();
     long budget = r->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+    const char *fate = command_fate(r);
     struct drain d;
     char reason[256];
 
     r->stopping = true;
-    r->exit_code = r->settings.eviction_exit_code;
-    if (r->cmd_pid > 0)
+    r->exit_code = supervise_sigterm_exit_code(r);
+    if (r->cmd_pid > 0) {
+        r->cmd_stopped = true;
         proc_signal_group(r->cmd_pid, SIGTERM);
+    }
     if (r->ray_pid > 0 && r->plan.pod_ip[0] && r->gcs_addr[0]) {
         snprintf(reason, sizeof(reason), "rayboot: pod %.200s is being terminated (SIGTERM)", r->plan.pod_name);
         /* Half the budget for the drain, the rest for Ray to stop. */
@@ -186,7 +208,7 @@ static void shut_down(struct run *r)
     } else if (r->ray_pid > 0) {
         log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");
     }
-    run_end_reason(r, "SIGTERM: %s; Ray stopped", r->drained ? "node drained" : "stopped without a drain");
+    run_end_reason(r, "SIGTERM: %s%s; Ray stopped", fate, r->drained ? "node drained" : "stopped without a drain");
     stop_ray(r, started + budget - wait_now_ms());
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(r->kill_at_ms - wait_now_ms()) / 1000.0);
 }
