@@ -134,16 +134,22 @@ def vcjob_phase(node, namespace, name):
     return j.get("status", {}).get("state", {}).get("phase")
 
 
-def run_vcjob(node, namespace, volcano, relative, timeout=420):
-    """Creates the manifest's objects (the vcjob through the CRD's validation) and waits for the
-    Volcano Job to end; returns the job's name and its pods' final states."""
+def create_vcjob(node, namespace, relative):
+    """Creates the manifest's objects (the vcjob through the CRD's validation); returns the job's
+    name."""
     docs = [for_this_node(d, namespace) for d in load(relative)]
     apply_rbac_if_used(node, namespace, docs)
     node.create(job_configmap(namespace))
     for d in docs:
         node.create(d)
     (job,) = [d for d in docs if d["kind"] == "Job"]
-    return run_vcjob_to_end(node, namespace, volcano, job["metadata"]["name"], timeout)
+    return job["metadata"]["name"]
+
+
+def run_vcjob(node, namespace, volcano, relative, timeout=420):
+    """Creates the manifest's objects and waits for the Volcano Job to end; returns the job's name
+    and its pods' final states."""
+    return run_vcjob_to_end(node, namespace, volcano, create_vcjob(node, namespace, relative), timeout)
 
 
 def run_vcjob_to_end(node, namespace, volcano, name, timeout=420):
@@ -178,13 +184,29 @@ def test_volcano_ray_cluster_runs_to_completion(node, restricted_namespace, volc
 
 def test_volcano_ray_plugin_compatible_runs_to_completion(node, restricted_namespace, volcano):
     namespace = restricted_namespace
-    name, final = run_vcjob(node, namespace, volcano, "volcano/ray-plugin-compatible.yaml")
+    name = create_vcjob(node, namespace, "volcano/ray-plugin-compatible.yaml")
+    # While the cluster runs, J-head-svc routes its ports, by name, to the head's container ports
+    # (its EndpointSlice, ready once the head is); Volcano deletes the Service when the job ends.
+    want = {"gcs": 6379, "dashboard": 8265, "client-server": 10001}
+
+    def routed():
+        for es in node.get(f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices?"
+                           f"labelSelector=kubernetes.io/service-name={name}-head-svc")["items"]:
+            ports = {p.get("name"): p.get("port") for p in es.get("ports") or []}
+            if ports == want and any(e.get("conditions", {}).get("ready") for e in es.get("endpoints") or []):
+                return es
+        return None
+    try:
+        node.wait(f"{name}-head-svc routed to the head's named ports", routed, 300, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
+    assert {p["targetPort"] for p in svc["spec"]["ports"]} == set(want)
+    _, final = run_vcjob_to_end(node, namespace, volcano, name)
     head = final[f"{name}-head-0"]
     assert_seed_job_ran(node, namespace, head, "ray")
-    # The plugin left the containers named `ray` alone, and routed J-head-svc to the named ports.
+    # The plugin left the containers named `ray` alone.
     assert head["spec"]["containers"][0]["command"][0] == "rayboot"
-    svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
-    assert {p["targetPort"] for p in svc["spec"]["ports"]} == {"gcs", "dashboard", "client-server"}
 
 
 def test_volcano_stock_ray_image_runs_to_completion(node, restricted_namespace, volcano):
@@ -380,9 +402,10 @@ def wait_all_ready(node, namespace, volcano, name, pods, timeout=300):
 
 
 def ended(pod, container):
+    """CONTAINER's terminated state in POD's status, or None (running, or not started yet)."""
     statuses = pod["status"].get("containerStatuses", []) + pod["status"].get("initContainerStatuses", [])
-    (st,) = [c for c in statuses if c["name"] == container]
-    return st["state"].get("terminated") or st.get("lastState", {}).get("terminated")
+    st = [c for c in statuses if c["name"] == container]
+    return (st[0]["state"].get("terminated") or st[0].get("lastState", {}).get("terminated")) if st else None
 
 
 def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted_namespace, volcano):
@@ -434,18 +457,19 @@ def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted
 
 
 def whole_again(record, head_ip, worker_ips, old_ids):
-    """Whether the GCS record ever had, at one moment, the head at HEAD_IP and a worker at each of
-    WORKER_IPS ALIVE, all of them nodes that joined after OLD_IDS: the cluster whole again."""
+    """The head's IP if the GCS record ever had, at one moment, a head (at HEAD_IP, when given) and
+    a worker at each of WORKER_IPS ALIVE, all of them nodes that joined after OLD_IDS: the cluster
+    whole again; else None."""
     state = {}
     for r in record:
         if len(r) < 5:
             continue
-        ip, alive, role, node_id = r[0], r[1], r[3], r[4]
-        state[node_id] = (ip, alive, role)
+        state[r[4]] = (r[0], r[1], r[3])
         now = {(ip, role) for i, (ip, alive, role) in state.items() if alive == "ALIVE" and i not in old_ids}
-        if (head_ip, "head") in now and all((w, "worker") in now for w in worker_ips):
-            return True
-    return False
+        heads = [ip for ip, role in now if role == "head" and head_ip in (None, ip)]
+        if heads and all((w, "worker") in now for w in worker_ips):
+            return heads[0]
+    return None
 
 
 def watch_phases(node, path, phase_of, seen, done):
@@ -504,17 +528,40 @@ def assert_stopped_head(last, how, decided):
     assert "the command was stopped" in ray.get("message", ""), (how, ray)
 
 
-def rejoined(node, namespace, head_ip, worker_ips, old_ids, workers):
-    """Waits until the new head's GCS has the cluster whole again with the same worker pods, which
-    say they joined the head again (read now: a finished Job's pods may be deleted)."""
+def rejoined(node, namespace, old_head_ip, worker_ips, old_ids, workers):
+    """Waits until a new head's GCS has the cluster whole again with the same worker pods, which
+    say they joined the head again (read now: a finished Job's pods may be deleted); returns the
+    new head's IP."""
     try:
-        node.wait("the cluster whole again in the new GCS",
-                  lambda: whole_again(node_record(node, namespace), head_ip, worker_ips, old_ids), 240, interval=1)
+        head_ip = node.wait("the cluster whole again in a new GCS",
+                            lambda: whole_again(node_record(node, namespace), None, worker_ips, old_ids), 240, interval=1)
     except TimeoutError as e:
         raise AssertionError(f"{e}\n{node_record(node, namespace)}\n{pod_logs(node, namespace)}") from None
+    assert head_ip != old_head_ip, "the re-created head must have a new IP"
     for w in workers:
         log = node.log(namespace, w, "ray")
         assert "joining the head again" in log, log
+    return head_ip
+
+
+class PodEnd:
+    """Follows one pod from now until its CONTAINER has ended or the pod is deleted (a watch: a
+    finished Job's pods may be deleted at any moment); .pod() is the last state seen."""
+
+    def __init__(self, node, namespace, name, container, timeout=420):
+        import threading
+        self.last = None
+
+        def on_event(kind, pod, _at):
+            self.last = pod
+            return kind == "DELETED" or ended(pod, container) is not None
+        self._thread = threading.Thread(target=node.watch_pod, args=(namespace, name, on_event, timeout), daemon=True)
+        self._thread.start()
+
+    def pod(self, timeout=120):
+        self._thread.join(timeout)
+        assert not self._thread.is_alive() and self.last, f"no end seen: {self.last}"
+        return self.last
 
 
 def assert_left_when_done(pod):
@@ -559,26 +606,26 @@ def test_volcano_head_deleted_is_recreated_alone_and_the_workers_rejoin(node, re
 
         def recreated():
             p = node.pod(namespace, head)
-            ok = p["metadata"]["uid"] != ready[head]["metadata"]["uid"] and p["status"].get("podIP")
-            return p if ok else None
-        new = node.wait("the head re-created", recreated, 120, interval=0.5)
-        assert new["status"]["podIP"] != head_ip, "the re-created head must have a new IP"
+            return p if p["metadata"]["uid"] != ready[head]["metadata"]["uid"] else None
+        node.wait("the head re-created", recreated, 120, interval=0.5)
         t_new = time.monotonic()
-        rejoined(node, namespace, new["status"]["podIP"], worker_ips, old_ids, workers)
+        new_ip = rejoined(node, namespace, head_ip, worker_ips, old_ids, workers)
         print(f"head deleted: {ended(last, 'ray')}; re-created after {t_new - t0:.1f} s, "
               f"whole again after {time.monotonic() - t0:.1f} s")
+        ends = {w: PodEnd(node, namespace, w, "ray") for w in workers}
         _, final = run_vcjob_to_end(node, namespace, volcano, name)
     finally:
         done.set()
     assert_seed_job_ran(node, namespace, final[head], "ray")
+    assert final[head]["status"]["podIP"] == new_ip, "the job ran on another head than the workers rejoined"
     for w in workers:  # the same pods, never restarted, left by themselves once the job was done
-        assert final[w]["metadata"]["uid"] == ready[w]["metadata"]["uid"], w
-        assert_left_when_done(final[w])
-    # One task restart, no job restart: the new head is of the job's first version, one retry on.
+        end = ends[w].pod()
+        assert end["metadata"]["uid"] == ready[w]["metadata"]["uid"], w
+        assert_left_when_done(end)
+    # One task restart, no job restart: the head is of the job's first version, one retry counted.
     job = node.get(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{name}")["status"]
     assert job["retryCount"] == 1, job
-    made = new["metadata"]["annotations"]
-    assert made["volcano.sh/job-version"] == "0" and made["volcano.sh/job-retry-count"] == "1", made
+    assert final[head]["metadata"]["annotations"]["volcano.sh/job-version"] == "0", final[head]["metadata"]
     watcher.join(timeout=15)
     assert "Restarting" in phases and phases[-1] == "Completed", phases
     before = phases[:phases.index("Restarting")]
@@ -626,17 +673,17 @@ def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, rest
     def recreated():
         p = [p for p in node.pods(namespace, sel) if p["metadata"]["annotations"][
             "batch.kubernetes.io/job-completion-index"] == "0" and p["metadata"]["uid"] != head["metadata"]["uid"]]
-        return p[0] if p and p[0]["status"].get("podIP") else None
+        return p[0] if p else None
     new = node.wait("index 0 re-created", recreated, 120, interval=0.5)
-    assert new["status"]["podIP"] != head_ip, "the re-created head must have a new IP"
     t_new = time.monotonic()
     # The evicted head did not end the Job: index 0 has not succeeded, nothing is decided.
     status = node.get(f"{path}/ray-indexed")["status"]
     assert "0" not in status.get("completedIndexes", "").split(",") and not [
         c for c in status.get("conditions") or [] if c["status"] == "True"], status
-    rejoined(node, namespace, new["status"]["podIP"], worker_ips, old_ids, [w["metadata"]["name"] for w in workers])
+    new_ip = rejoined(node, namespace, head_ip, worker_ips, old_ids, [w["metadata"]["name"] for w in workers])
     print(f"head evicted: {ended(last, 'ray')}; re-created after {t_new - t0:.1f} s, "
           f"whole again after {time.monotonic() - t0:.1f} s")
+    ends = {w["metadata"]["name"]: PodEnd(node, namespace, w["metadata"]["name"], "ray") for w in workers}
     final = {}
 
     def finished():
@@ -652,6 +699,7 @@ def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, rest
     except TimeoutError as e:
         raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
     assert_seed_job_ran(node, namespace, final[new["metadata"]["name"]], "ray")
+    assert final[new["metadata"]["name"]]["status"]["podIP"] == new_ip, "the job ran on another head than the workers rejoined"
     assert not job["status"].get("failed"), job["status"]  # the disrupted head was not counted
     for w in workers:  # the same pods, never restarted, left by themselves once the job was done
-        assert_left_when_done(final[w["metadata"]["name"]])
+        assert_left_when_done(ends[w["metadata"]["name"]].pod())

@@ -31,8 +31,8 @@ What it does, after Volcano's pkg/controllers/job (v1.16; where older releases d
   controlledResources and one condition per phase (the last of each), as Volcano writes them.
 
 What it leaves out: the Volcano scheduler (pods get the default scheduler, so there is no gang
-scheduling: a PodGroup is taken as enqueued at once, and minAvailable only decides Running),
-queues and PodGroup objects, the NetworkPolicy the svc plugin makes (this node's CNI enforces
+scheduling: a job's PodGroup is taken as made and enqueued at once, and minAvailable only
+decides Running), queues and PodGroup objects, the NetworkPolicy the svc plugin makes (this node's CNI enforces
 none), policy timeouts and PodPending policies, TaskFailed, the AbortJob, TerminateJob,
 ResumeJob and RestartPartition actions, commands, minSuccess and per-task minAvailable, and
 scaling a running job: a manifest that needs them makes the controller record an error."""
@@ -175,7 +175,7 @@ class Controller:
                 known = self.jobs.get(name)
                 if known is None or known["metadata"]["uid"] != job["metadata"]["uid"]:
                     self.jobs[name] = job  # addJob
-                    self.status[name] = {"phase": "", "version": 0, "retry": 0, "pg": False, "resources": {},
+                    self.status[name] = {"phase": "", "version": 0, "retry": 0, "resources": {},
                                          "conditions": [], "counts": {}}
                     self._queue.put({"job": name, "event": "OutOfSync"})
                 elif known["spec"] != job["spec"]:
@@ -423,7 +423,6 @@ class Controller:
                        ("pod" not in target or n == target["pod"])}
         else:
             st["version"] += 1  # a job's version is bumped only when the whole job is killed
-            st["pg"] = False    # and its PodGroup deleted
             for n, p in cache.items():
                 if p["metadata"].get("deletionTimestamp"):
                     terminating += 1
@@ -450,21 +449,16 @@ class Controller:
         self._write_status(job, st, before)
 
     def _sync(self, job, st, update):
-        """syncJob: the job initiated (plugins' objects, PodGroup) or its plugins updated, then
+        """syncJob: the job initiated (the plugins' objects) or its plugins updated, and its
+        PodGroup made if a kill deleted it (taken as enqueued at once: no Volcano scheduler), then
         every missing pod created (whatever deleted it), out-of-sync and surplus pods deleted."""
         name, before = job["metadata"]["name"], st["phase"]
         if st["phase"] in ("", "Pending"):
             if st["phase"] == "":
                 st["phase"], st["minAvailable"] = "Pending", job["spec"].get("minAvailable", 0)
             self._plugins_on_job_add(job, st)
-            st["pg"] = True  # no Volcano scheduler here: the PodGroup is enqueued at once
         else:
             self._plugins_on_job_update(job)
-        if not st["pg"]:
-            if update:
-                update(st)
-            self._write_status(job, st, before)
-            return
         cache = dict(self.pods.get(name, {}))
         counts = {k: 0 for k in ("pending", "running", "succeeded", "failed", "terminating", "unknown")}
         for t in job["spec"]["tasks"]:
