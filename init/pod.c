@@ -84,6 +84,15 @@ int pod_start_command(struct pod *p)
     return spawn(p, "the command", &p->plan.command, &p->cmd_env, &p->cmd_pid);
 }
 
+int pod_stop_exit_code(const struct pod *p)
+{
+    if (p->plan.role != PLAN_ROLE_HEAD || p->plan.command.len == 0)
+        return p->settings.eviction_exit_code;
+    if (p->cmd_exited)
+        return proc_exit_code(p->cmd_status);
+    return EXIT_SIGNAL_BASE + SIGTERM; /* it never ran; if it runs now, pod_reap() puts its own code */
+}
+
 void pod_reap(struct pod *p)
 {
     int status;
@@ -99,6 +108,8 @@ void pod_reap(struct pod *p)
             p->cmd_exited = true;
             p->cmd_pid = 0;
             log_info("the command exited (%d)", proc_exit_code(status));
+            if (p->cmd_stopped) /* SIGTERM stopped it: how it ended is the pod's exit code */
+                p->exit_code = proc_exit_code(status);
         } else if (pid == p->prober.pid) {
             struct errbuf err;
             p->prober.pid = -1;

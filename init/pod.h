@@ -31,6 +31,7 @@ struct pod {
 
     bool interrupt_stops; /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
     bool term_requested;  /* a stop signal (SIGTERM) arrived: drain and stop */
+    bool cmd_stopped;     /* SIGTERM stopped the head's command before it ended */
     bool stopping;       /* the end is decided; waiting for children to go */
     bool restarting_ray; /* a worker is leaving an old head to join a new one */
     bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
@@ -49,6 +50,12 @@ struct pod {
 /* Nothing started, nothing open; pod_free undoes whatever was set up since. */
 void pod_init(struct pod *p);
 void pod_free(struct pod *p);
+
+/* The exit code a SIGTERM gives: RAYBOOT_EVICTION_EXIT_CODE for a pod that runs no command (a
+ * worker's graceful drain); on a head, its command's outcome, for a stopped job is not a finished
+ * one (Volcano's TaskCompleted, an Indexed Job's succeeded index): the command's own code once
+ * it has ended, 128+SIGTERM while it has not (and when it never ran). */
+int pod_stop_exit_code(const struct pod *p);
 
 /* Records why the pod ends (only the first call counts). */
 void pod_end_reason(struct pod *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -207,7 +207,7 @@ static int live(struct pod *pod, const char *const *envp)
     pod_signals(pod);
     if (pod->term_requested) {
         pod_end_reason(pod, "SIGTERM before Ray was started");
-        return pod->settings.eviction_exit_code;
+        return pod_stop_exit_code(pod);
     }
     if (pod->plan.role == PLAN_ROLE_SUBMITTER)
         return run_submitter(pod, envp);

@@ -59,18 +59,29 @@ static void drive_drain(struct pod *pod, struct drain *d)
     }
 }
 
+/* What SIGTERM did to the head's command, for the termination message. */
+static const char *command_fate(const struct pod *pod)
+{
+    if (pod->plan.role != PLAN_ROLE_HEAD || pod->plan.command.len == 0 || pod->cmd_exited)
+        return "";
+    return pod->cmd_pid > 0 ? "the command was stopped before it finished; " : "the command never ran; ";
+}
+
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. */
 static void shut_down(struct pod *pod)
 {
     long started = monotime_ms();
     long budget = pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+    const char *fate = command_fate(pod);
     struct drain d;
     char reason[256];
 
     pod->stopping = true;
-    pod->exit_code = pod->settings.eviction_exit_code;
-    if (pod->cmd_pid > 0)
+    pod->exit_code = pod_stop_exit_code(pod);
+    if (pod->cmd_pid > 0) {
+        pod->cmd_stopped = true;
         proc_signal_group(pod->cmd_pid, SIGTERM);
+    }
     if (pod->ray_pid > 0 && pod->plan.pod_ip[0] && pod->gcs_addr[0]) {
         snprintf(reason, sizeof(reason), "rayboot: pod %.200s is being terminated (SIGTERM)", pod->plan.pod_name);
         /* Half the budget for the drain, the rest for Ray to stop. */
@@ -95,7 +106,7 @@ static void shut_down(struct pod *pod)
     } else if (pod->ray_pid > 0) {
         log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");
     }
-    pod_end_reason(pod, "SIGTERM: %s; Ray stopped", pod->drained ? "node drained" : "stopped without a drain");
+    pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, pod->drained ? "node drained" : "stopped without a drain");
     pod_stop_ray(pod, started + budget - monotime_ms());
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);
 }

@@ -64,15 +64,16 @@ class Rayboot:
     def stdout(self):
         return self.stdout_path.read_text()
 
-    def wait_for_log(self, needle, timeout=15):
+    def wait_for_log(self, needle, timeout=15, stdout=False):
+        """Waits for NEEDLE in rayboot's log (stderr), or with STDOUT in what its children print."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if needle in self.stderr:
+            if needle in (self.stdout if stdout else self.stderr):
                 return
             if self.proc.poll() is not None:
                 break
             time.sleep(0.02)
-        raise AssertionError(f"no {needle!r} in rayboot's log:\n{self.stderr}")
+        raise AssertionError(f"no {needle!r} in rayboot's {'output' if stdout else 'log'}:\n{self.stderr}")
 
     def kill(self):
         """SIGTERM (rayboot stops its children), then SIGKILL if it lingers."""

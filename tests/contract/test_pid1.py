@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fake_gcs import DRAIN, KV_PUT, parse
+from fake_gcs import ALL_NODES, DRAIN, KV_PUT, parse
 
 PY = sys.executable
 
@@ -116,20 +116,66 @@ def test_signals_are_forwarded_to_the_command(run, gcs, tmp_path):
     assert got == [int(s) for s in FORWARDED], got
 
 
-def test_sigterm_stops_command_and_ray_and_exits_0(run, gcs):
-    r = run(head_env(gcs), ["--", PY, "-c", "import time; time.sleep(60)"])
+def test_sigterm_stops_command_and_ray_and_the_head_exits_with_the_commands_outcome(run, gcs, tmp_path):
+    """A head whose command SIGTERM stopped has not done its job: the pod's code is how the
+    command ended (here killed by SIGTERM: 143), never the eviction code, so that no controller
+    counts the stopped job as finished (Volcano's TaskCompleted, an Indexed Job's index)."""
+    log = tmp_path / "termination-log"
+    log.write_text("")
+    r = run(head_env(gcs, RAYBOOT_TERMINATION_LOG=str(log)), ["--", PY, "-c", "import time; time.sleep(60)"])
     r.wait_for_log("started the command")
     t0 = time.monotonic()
     os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(15) == 0, r.stderr
+    assert r.wait(15) == 128 + signal.SIGTERM, r.stderr
     assert time.monotonic() - t0 < 8
+    assert log.read_text().startswith("rayboot: SIGTERM: the command was stopped before it finished; "), log.read_text()
+    assert log.read_text().endswith("; Ray stopped (exit 143)\n"), log.read_text()
+
+
+# A command that handles SIGTERM itself and exits with the code it is given.
+TRAP = ("import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(int(sys.argv[1])))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n")
+
+
+@pytest.mark.parametrize("code", [0, 7])
+def test_a_head_command_that_handles_sigterm_gives_its_own_code(run, gcs, code):
+    """The command's outcome is its own to say: one that handles SIGTERM and exits 7 gives 7, and
+    one that exits 0 (its work done) gives 0, whatever RAYBOOT_EVICTION_EXIT_CODE says."""
+    r = run(head_env(gcs, RAYBOOT_EVICTION_EXIT_CODE="9"), ["--", PY, "-c", TRAP, str(code)])
+    r.wait_for_log("started the command")
+    r.wait_for_log("ready", stdout=True)
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == code, r.stderr
+
+
+def test_sigterm_before_the_heads_command_ran_is_not_a_success(run, gcs, tmp_path):
+    """The head waits for workers that never come; SIGTERM then ends it with 143: a job that
+    never ran is no finished job."""
+    log = tmp_path / "termination-log"
+    log.write_text("")
+    r = run(head_env(gcs, RAYBOOT_WORKERS_EXPECTED="2", RAYBOOT_TERMINATION_LOG=str(log)),
+            ["--", PY, "-c", "print('the command ran')"])
+    deadline = time.monotonic() + 15
+    while ALL_NODES not in gcs.methods():  # counting the workers that have joined
+        assert time.monotonic() < deadline and r.proc.poll() is None, r.stderr
+        time.sleep(0.02)
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 128 + signal.SIGTERM, r.stderr
+    assert "started the command" not in r.stderr and "the command ran" not in r.stdout
+    assert log.read_text().startswith("rayboot: SIGTERM: the command never ran; "), log.read_text()
 
 
 def test_eviction_exit_code_is_configurable(run, gcs):
-    r = run(head_env(gcs, RAYBOOT_EVICTION_EXIT_CODE="143"), ["--", PY, "-c", "import time; time.sleep(60)"])
-    r.wait_for_log("started the command")
+    """RAYBOOT_EVICTION_EXIT_CODE is what a graceful SIGTERM gives a pod that runs no command."""
+    from fake_gcs import Node
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes[0].ip = "10.0.0.1"
+    r = run(worker_env(gcs.port, RAYBOOT_EVICTION_EXIT_CODE="9"))
+    r.wait_for_log("started ray")
     os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(15) == 143, r.stderr
+    assert r.wait(15) == 9, r.stderr
 
 
 def test_orphans_are_reaped(run, gcs, tmp_path):
@@ -268,7 +314,7 @@ def test_ray_ignoring_sigterm_is_killed_at_the_deadline(run, gcs, tmp_path):
     ray_started(tmp_path)
     t0 = time.monotonic()
     os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(15) == 0, r.stderr
+    assert r.wait(15) == 128 + signal.SIGTERM, r.stderr  # the command's end: SIGTERM stopped it
     assert 1.0 < time.monotonic() - t0 < 5.0, "SIGKILL must come at grace minus the margin"
 
 

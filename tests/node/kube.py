@@ -138,6 +138,19 @@ class Kube:
                     return True
         return False
 
+    def watch_events(self, path, resource_version, timeout):
+        """The events of a watch on PATH (a list URL) from RESOURCE_VERSION, in the order the API
+        server sends them, for at most TIMEOUT seconds: (type, object) pairs. An ERROR event (the
+        version is too old: HTTP 410 in its Status) is yielded like any other."""
+        q = urllib.parse.urlencode({"watch": "1", "resourceVersion": resource_version,
+                                    "allowWatchBookmarks": "true", "timeoutSeconds": str(int(timeout))})
+        sep = "&" if "?" in path else "?"
+        req = urllib.request.Request(f"{self.server}{path}{sep}{q}")
+        with urllib.request.urlopen(req, context=self.ctx, timeout=timeout + 10) as r:
+            for line in r:
+                event = json.loads(line)
+                yield event["type"], event["object"]
+
     def follow_pod_until_gone(self, namespace, name, timeout):
         """Watches one pod until the API server deletes it and returns the last state it had
         (the DELETED event carries it): how a pod that ends by deletion is seen ending."""

@@ -135,21 +135,31 @@ def vcjob_phase(node, namespace, name):
     return j.get("status", {}).get("state", {}).get("phase")
 
 
-def run_vcjob(node, namespace, volcano, relative, timeout=420):
-    """Creates the manifest's objects (the vcjob through the CRD's validation) and waits for the
-    Volcano Job to end; returns the job's name and its pods' final states."""
+def create_vcjob(node, namespace, relative):
+    """Creates the manifest's objects (the vcjob through the CRD's validation); returns the job's
+    name."""
     docs = [for_this_node(d, namespace) for d in load(relative)]
     apply_rbac_if_used(node, namespace, docs)
     node.create(job_configmap(namespace))
     for d in docs:
         node.create(d)
     (job,) = [d for d in docs if d["kind"] == "Job"]
-    name = job["metadata"]["name"]
+    return job["metadata"]["name"]
+
+
+def run_vcjob(node, namespace, volcano, relative, timeout=420):
+    """Creates the manifest's objects and waits for the Volcano Job to end; returns the job's name
+    and its pods' final states."""
+    return run_vcjob_to_end(node, namespace, volcano, create_vcjob(node, namespace, relative), timeout)
+
+
+def run_vcjob_to_end(node, namespace, volcano, name, timeout=420):
+    """Waits for the Volcano Job NAME to end; returns its name and its pods' final states."""
     final = {}
 
-    def ended():
+    def ended_():
         for p in node.pods(namespace, f"volcano.sh/job-name={name}"):
-            final[p["metadata"]["name"]] = p  # the last look at each pod, deleted ones included
+            final[p["metadata"]["name"]] = p
         if volcano.errors:
             raise AssertionError(f"the test controller failed: {volcano.errors}")
         phase = vcjob_phase(node, namespace, name)
@@ -157,7 +167,7 @@ def run_vcjob(node, namespace, volcano, relative, timeout=420):
             raise AssertionError(f"the Volcano Job failed\n{pod_logs(node, namespace)}")
         return phase == "Completed"
     try:
-        node.wait(f"Volcano Job {name} Completed", ended, timeout, interval=1)
+        node.wait(f"Volcano Job {name} Completed", ended_, timeout, interval=1)
     except TimeoutError as e:
         raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
     return name, final
@@ -175,13 +185,29 @@ def test_volcano_ray_cluster_runs_to_completion(node, restricted_namespace, volc
 
 def test_volcano_ray_plugin_compatible_runs_to_completion(node, restricted_namespace, volcano):
     namespace = restricted_namespace
-    name, final = run_vcjob(node, namespace, volcano, "volcano/ray-plugin-compatible.yaml")
+    name = create_vcjob(node, namespace, "volcano/ray-plugin-compatible.yaml")
+    # While the cluster runs, J-head-svc routes its ports, by name, to the head's container ports
+    # (its EndpointSlice, ready once the head is); Volcano deletes the Service when the job ends.
+    want = {"gcs": 6379, "dashboard": 8265, "client-server": 10001}
+
+    def routed():
+        for es in node.get(f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices?"
+                           f"labelSelector=kubernetes.io/service-name={name}-head-svc")["items"]:
+            ports = {p.get("name"): p.get("port") for p in es.get("ports") or []}
+            if ports == want and any(e.get("conditions", {}).get("ready") for e in es.get("endpoints") or []):
+                return es
+        return None
+    try:
+        node.wait(f"{name}-head-svc routed to the head's named ports", routed, 300, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
+    assert {p["targetPort"] for p in svc["spec"]["ports"]} == set(want)
+    _, final = run_vcjob_to_end(node, namespace, volcano, name)
     head = final[f"{name}-head-0"]
     assert_seed_job_ran(node, namespace, head, "ray")
-    # The plugin left the containers named `ray` alone, and routed J-head-svc to the named ports.
+    # The plugin left the containers named `ray` alone.
     assert head["spec"]["containers"][0]["command"][0] == "rayboot"
-    svc = node.get(f"/api/v1/namespaces/{namespace}/services/{name}-head-svc")
-    assert {p["targetPort"] for p in svc["spec"]["ports"]} == {"gcs", "dashboard", "client-server"}
 
 
 def test_volcano_stock_ray_image_runs_to_completion(node, restricted_namespace, volcano):
@@ -215,9 +241,10 @@ RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"dro
                         "readOnlyRootFilesystem": True}
 
 
-def gcs_recorder(node, namespace, gcs_address):
+def gcs_recorder(node, namespace, gcs_address, follow=False):
     """A pod that records the GCS's node table as it changes (node_states.py --watch), so the
-    record outlives the head: the evidence of how a node left."""
+    record outlives the head: the evidence of how a node left. With FOLLOW it records the next
+    head's table too (--follow), until the test's namespace goes."""
     if not node.exists(f"/api/v1/namespaces/{namespace}/configmaps/programs"):
         node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
                      "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
@@ -226,7 +253,8 @@ def gcs_recorder(node, namespace, gcs_address):
                           "securityContext": RESTRICTED_POD,
                           "containers": [{"name": "record", "image": cluster.IMAGE_NAMES["ray-stock"],
                                           "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
-                                          "command": ["python", "/programs/node_states.py", gcs_address, "--watch"],
+                                          "command": ["python", "/programs/node_states.py", gcs_address,
+                                                      "--follow" if follow else "--watch"],
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
     node.wait_pod_phase(namespace, "gcs-record", {"Running"}, 120)
@@ -501,9 +529,10 @@ def wait_all_ready(node, namespace, volcano, name, pods, timeout=300):
 
 
 def ended(pod, container):
+    """CONTAINER's terminated state in POD's status, or None (running, or not started yet)."""
     statuses = pod["status"].get("containerStatuses", []) + pod["status"].get("initContainerStatuses", [])
-    (st,) = [c for c in statuses if c["name"] == container]
-    return st["state"].get("terminated") or st.get("lastState", {}).get("terminated")
+    st = [c for c in statuses if c["name"] == container]
+    return (st[0]["state"].get("terminated") or st[0].get("lastState", {}).get("terminated")) if st else None
 
 
 def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted_namespace, volcano):
@@ -549,3 +578,255 @@ def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted
         sidecar = ended(last, "rayboot-sidecar")
         want = "EvictionByEvictionAPI" if how == "evict" else "no disruption condition"
         assert sidecar and want in sidecar.get("message", ""), (how, last["status"])
+
+
+# --- The head deleted: re-created alone, the workers rejoin it (issue 17, item 5) -----------------
+
+
+def whole_again(record, head_ip, worker_ips, old_ids):
+    """The head's IP if the GCS record ever had, at one moment, a head (at HEAD_IP, when given) and
+    a worker at each of WORKER_IPS ALIVE, all of them nodes that joined after OLD_IDS: the cluster
+    whole again; else None."""
+    state = {}
+    for r in record:
+        if len(r) < 5:
+            continue
+        state[r[4]] = (r[0], r[1], r[3])
+        now = {(ip, role) for i, (ip, alive, role) in state.items() if alive == "ALIVE" and i not in old_ids}
+        heads = [ip for ip, role in now if role == "head" and head_ip in (None, ip)]
+        if heads and all((w, "worker") in now for w in worker_ips):
+            return heads[0]
+    return None
+
+
+def watch_phases(node, path, phase_of, seen, done):
+    """Appends each new PHASE_OF(object) of the object at PATH (a list URL with a field selector)
+    to SEEN, from a watch, until DONE is set."""
+    rv = node.get(path)["metadata"]["resourceVersion"]
+    while not done.is_set():
+        try:
+            for kind, obj in node.watch_events(path, rv, 5):
+                if kind == "ERROR":
+                    rv = node.get(path)["metadata"]["resourceVersion"]
+                    break
+                rv = obj["metadata"].get("resourceVersion", rv)
+                phase = phase_of(obj) if kind in ("ADDED", "MODIFIED") else None
+                if phase and (not seen or seen[-1] != phase):
+                    seen.append(phase)
+        except OSError:
+            continue
+
+
+def start_busy_then_seed_job(node, namespace):
+    """The user's job: busy (BUSY_JOB) in the first head, which the test deletes while it runs;
+    the seed program once the test says the next head may finish (rerun_seed)."""
+    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
+                 "data": {"job.py": BUSY_JOB}})
+
+
+def rerun_seed(node, namespace):
+    """From now on a new head's job is the seed program (a pod mounts the ConfigMap as it is when
+    the pod starts; the head running now keeps its busy job)."""
+    node.patch(f"/api/v1/namespaces/{namespace}/configmaps/{JOB_CONFIGMAP}", {"data": {"job.py": SEED_PROGRAM.read_text()}})
+
+
+def first_cluster_up(node, namespace, gcs_address, head_pod, worker_pods):
+    """The recorder follows GCS_ADDRESS across heads; waits until the first cluster is whole
+    (the head and every worker ALIVE) and the head's job runs. Returns the first cluster's node
+    ids and the pods' IPs."""
+    gcs_recorder(node, namespace, gcs_address, follow=True)
+    ips = {p["metadata"]["name"]: p["status"]["podIP"] for p in [head_pod] + worker_pods}
+    head_ip, worker_ips = ips[head_pod["metadata"]["name"]], [ips[w["metadata"]["name"]] for w in worker_pods]
+    node.wait("the first cluster whole in the GCS record",
+              lambda: whole_again(node_record(node, namespace), head_ip, worker_ips, set()), 180, interval=1)
+    node.wait("the head's job started", lambda: "started the command" in node.log(
+        namespace, head_pod["metadata"]["name"], "ray"), 120, interval=1)
+    return {r[4] for r in node_record(node, namespace) if len(r) >= 5}, head_ip, worker_ips
+
+
+def assert_stopped_head(last, how, decided):
+    """The head's Ray container (rayboot) ended with its job's outcome, stopped by the SIGTERM:
+    not 0, so Volcano raises no TaskCompleted and the Job controller no succeeded index. When it
+    did not, the message says what the controller then made of it (DECIDED())."""
+    ray = ended(last, "ray")
+    if last["status"]["phase"] != "Failed" or not ray or ray["exitCode"] == 0:
+        raise AssertionError(f"{how}: the head whose job was running ended {last['status']['phase']} "
+                             f"({ray}); then: {decided()}")
+    assert "the command was stopped" in ray.get("message", ""), (how, ray)
+
+
+def rejoined(node, namespace, old_head_ip, worker_ips, old_ids, workers):
+    """Waits until a new head's GCS has the cluster whole again with the same worker pods, which
+    say they joined the head again (read now: a finished Job's pods may be deleted); returns the
+    new head's IP."""
+    try:
+        head_ip = node.wait("the cluster whole again in a new GCS",
+                            lambda: whole_again(node_record(node, namespace), None, worker_ips, old_ids), 240, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{node_record(node, namespace)}\n{pod_logs(node, namespace)}") from None
+    assert head_ip != old_head_ip, "the re-created head must have a new IP"
+    for w in workers:
+        log = node.log(namespace, w, "ray")
+        assert "joining the head again" in log, log
+    return head_ip
+
+
+class PodEnd:
+    """Follows one pod from now until its CONTAINER has ended or the pod is deleted (a watch: a
+    finished Job's pods may be deleted at any moment); .pod() is the last state seen."""
+
+    def __init__(self, node, namespace, name, container, timeout=420):
+        import threading
+        self.last = None
+
+        def on_event(kind, pod, _at):
+            self.last = pod
+            return kind == "DELETED" or ended(pod, container) is not None
+        self._thread = threading.Thread(target=node.watch_pod, args=(namespace, name, on_event, timeout), daemon=True)
+        self._thread.start()
+
+    def pod(self, timeout=120):
+        self._thread.join(timeout)
+        assert not self._thread.is_alive() and self.last, f"no end seen: {self.last}"
+        return self.last
+
+
+def assert_left_when_done(pod):
+    """The worker's Ray container ended by itself, exit 0, once the head's job was done (not
+    stopped by its controller), never restarted."""
+    ray = ended(pod, "ray")
+    assert ray and ray["exitCode"] == 0 and "the head's command finished" in ray.get("message", ""), pod["status"]
+    assert all(c["restartCount"] == 0 for c in pod["status"]["containerStatuses"]), pod["status"]
+
+
+def test_volcano_head_deleted_is_recreated_alone_and_the_workers_rejoin(node, restricted_namespace, volcano):
+    """ray-cluster.yaml: the head is deleted (`kubectl delete`) while its job runs. It ends with
+    the job's outcome, stopped (non-zero: no TaskCompleted, the vcjob is not Completed by it);
+    PodEvicted -> RestartTask re-creates the head alone, under its name with a new IP; the same
+    worker pods rejoin it (the new GCS's node table: the new head and both workers ALIVE); the job
+    runs again to its result and the vcjob Completes."""
+    import threading
+    namespace = restricted_namespace
+    docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster.yaml")]
+    apply_rbac_if_used(node, namespace, docs)
+    start_busy_then_seed_job(node, namespace)
+    for d in docs:
+        node.create(d)
+    name = "ray-cluster"
+    head, workers = f"{name}-head-0", [f"{name}-worker-0", f"{name}-worker-1"]
+    phases, done = [], threading.Event()
+    watcher = threading.Thread(target=watch_phases, daemon=True, args=(
+        node, f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs?fieldSelector=metadata.name={name}",
+        lambda j: j.get("status", {}).get("state", {}).get("phase"), phases, done))
+    watcher.start()
+    try:
+        ready = wait_all_ready(node, namespace, volcano, name, [head] + workers)
+        old_ids, head_ip, worker_ips = first_cluster_up(node, namespace, f"{head}.{name}:6379", ready[head],
+                                                        [ready[w] for w in workers])
+        rerun_seed(node, namespace)
+        t0 = time.monotonic()
+        node.delete(f"/api/v1/namespaces/{namespace}/pods/{head}")
+        last = node.follow_pod_until_gone(namespace, head, 120)
+        assert_stopped_head(last, "delete", lambda: node.wait(
+            "the vcjob's next phase", lambda: phases if {"Restarting", "Completed", "Failed"} & set(phases) else None,
+            60, interval=0.5))
+
+        def recreated():
+            p = node.pod(namespace, head)
+            return p if p["metadata"]["uid"] != ready[head]["metadata"]["uid"] else None
+        node.wait("the head re-created", recreated, 120, interval=0.5)
+        t_new = time.monotonic()
+        new_ip = rejoined(node, namespace, head_ip, worker_ips, old_ids, workers)
+        print(f"head deleted: {ended(last, 'ray')}; re-created after {t_new - t0:.1f} s, "
+              f"whole again after {time.monotonic() - t0:.1f} s")
+        ends = {w: PodEnd(node, namespace, w, "ray") for w in workers}
+        _, final = run_vcjob_to_end(node, namespace, volcano, name)
+    finally:
+        done.set()
+    assert_seed_job_ran(node, namespace, final[head], "ray")
+    assert final[head]["status"]["podIP"] == new_ip, "the job ran on another head than the workers rejoined"
+    for w in workers:  # the same pods, never restarted, left by themselves once the job was done
+        end = ends[w].pod()
+        assert end["metadata"]["uid"] == ready[w]["metadata"]["uid"], w
+        assert_left_when_done(end)
+    # One task restart, no job restart: the head is of the job's first version, one retry counted.
+    job = node.get(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{name}")["status"]
+    assert job["retryCount"] == 1, job
+    assert final[head]["metadata"]["annotations"]["volcano.sh/job-version"] == "0", final[head]["metadata"]
+    watcher.join(timeout=15)
+    assert "Restarting" in phases and phases[-1] == "Completed", phases
+    before = phases[:phases.index("Restarting")]
+    assert not {"Completing", "Completed"} & set(before), f"the deleted head completed the job: {phases}"
+
+
+def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, restricted_namespace):
+    """indexed-job/ray-cluster.yaml: the head is evicted (the Eviction API, as a node drain does)
+    while its job runs. It ends with the job's outcome, stopped (non-zero: index 0 does not
+    succeed, the Job is not Complete by it); podFailurePolicy ignores the disrupted pod and the
+    real Job controller re-creates index 0 with a new IP; the same worker pods rejoin it; the
+    job runs again to its result and the Job is Complete, no failure counted."""
+    namespace = restricted_namespace
+    docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
+    start_busy_then_seed_job(node, namespace)
+    for d in docs:
+        node.create(d)
+    sel = "job-name=ray-indexed"
+    path = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+
+    def by_index():
+        got = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p
+               for p in node.pods(namespace, sel) if not p["metadata"].get("deletionTimestamp")}
+        ready = all(any(c["type"] == "Ready" and c["status"] == "True" for c in got.get(i, {}).get("status", {})
+                        .get("conditions", [])) for i in "012")
+        return got if ready else None
+    try:
+        pods = node.wait("every index Ready", by_index, 300, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    head, workers = pods["0"], [pods["1"], pods["2"]]
+    old_ids, head_ip, worker_ips = first_cluster_up(node, namespace, "ray-indexed-0.ray-indexed:6379", head, workers)
+    rerun_seed(node, namespace)
+    t0 = time.monotonic()
+    node.evict(namespace, head["metadata"]["name"])
+    last = node.follow_pod_until_gone(namespace, head["metadata"]["name"], 120)
+
+    def job_decided():
+        status = node.get(f"{path}/ray-indexed").get("status", {})
+        return status if [c for c in status.get("conditions") or [] if c["status"] == "True"] else None
+    assert_stopped_head(last, "evict", lambda: node.wait("the Job's next condition", job_decided, 60, interval=0.5))
+    assert any(c["type"] == "DisruptionTarget" and c["reason"] == "EvictionByEvictionAPI"
+               for c in last["status"]["conditions"]), last["status"]
+
+    def recreated():
+        p = [p for p in node.pods(namespace, sel) if p["metadata"]["annotations"][
+            "batch.kubernetes.io/job-completion-index"] == "0" and p["metadata"]["uid"] != head["metadata"]["uid"]]
+        return p[0] if p else None
+    new = node.wait("index 0 re-created", recreated, 120, interval=0.5)
+    t_new = time.monotonic()
+    # The evicted head did not end the Job: index 0 has not succeeded, nothing is decided.
+    status = node.get(f"{path}/ray-indexed")["status"]
+    assert "0" not in status.get("completedIndexes", "").split(",") and not [
+        c for c in status.get("conditions") or [] if c["status"] == "True"], status
+    new_ip = rejoined(node, namespace, head_ip, worker_ips, old_ids, [w["metadata"]["name"] for w in workers])
+    print(f"head evicted: {ended(last, 'ray')}; re-created after {t_new - t0:.1f} s, "
+          f"whole again after {time.monotonic() - t0:.1f} s")
+    ends = {w["metadata"]["name"]: PodEnd(node, namespace, w["metadata"]["name"], "ray") for w in workers}
+    final = {}
+
+    def finished():
+        for p in node.pods(namespace, sel):
+            final[p["metadata"]["name"]] = p  # the last look at each pod: finished Jobs' pods go
+        j = node.get(f"{path}/ray-indexed")
+        conds = {c["type"]: c["status"] for c in j.get("status", {}).get("conditions", [])}
+        if conds.get("Failed") == "True":
+            raise AssertionError(f"the Job failed: {j['status']}\n{pod_logs(node, namespace)}")
+        return j if conds.get("Complete") == "True" else None
+    try:
+        job = node.wait("the Indexed Job Complete", finished, 300, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    assert_seed_job_ran(node, namespace, final[new["metadata"]["name"]], "ray")
+    assert final[new["metadata"]["name"]]["status"]["podIP"] == new_ip, "the job ran on another head than the workers rejoined"
+    assert not job["status"].get("failed"), job["status"]  # the disrupted head was not counted
+    for w in workers:  # the same pods, never restarted, left by themselves once the job was done
+        assert_left_when_done(ends[w["metadata"]["name"]].pod())

@@ -1,9 +1,13 @@
-"""Prints every node the GCS knows as `ip state death_reason role` lines, straight from
+"""Prints every node the GCS knows as `ip state death_reason role node_id` lines, straight from
 GetAllNodeInfo, so tests can tell a drained node from one that died.
 
-Usage: node_states.py [GCS_ADDRESS [--watch]]   (default 127.0.0.1:6379, run inside the head pod)
+Usage: node_states.py [GCS_ADDRESS [--watch | --follow]]   (default 127.0.0.1:6379, run inside
+the head pod)
 With --watch it polls every 0.2 s and prints each node's line when it first appears or changes,
-until the GCS stops answering: a record of the node table that outlives the head."""
+until the GCS stops answering: a record of the node table that outlives the head. --follow goes
+on across heads: when the GCS stops answering it dials the address again (a new connection, so
+the name is looked up again) until the next head's GCS answers, and records that one too; it
+ends only when killed. A node id is new with each node, so the lines of each cluster tell apart."""
 import sys
 import time
 
@@ -11,11 +15,18 @@ import grpc
 from ray.core.generated import gcs_pb2, gcs_service_pb2
 
 address = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1:6379"
-watch = "--watch" in sys.argv[2:]
-channel = grpc.insecure_channel(address)
-call = channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetAllNodeInfo",
-                           request_serializer=gcs_service_pb2.GetAllNodeInfoRequest.SerializeToString,
-                           response_deserializer=gcs_service_pb2.GetAllNodeInfoReply.FromString)
+follow = "--follow" in sys.argv[2:]
+watch = follow or "--watch" in sys.argv[2:]
+
+
+def dial():
+    channel = grpc.insecure_channel(address)
+    return channel, channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetAllNodeInfo",
+                                        request_serializer=gcs_service_pb2.GetAllNodeInfoRequest.SerializeToString,
+                                        response_deserializer=gcs_service_pb2.GetAllNodeInfoReply.FromString)
+
+
+channel, call = dial()
 
 
 def lines():
@@ -24,7 +35,8 @@ def lines():
         state = gcs_pb2.GcsNodeInfo.GcsNodeState.Name(node.state)
         reasons = node.death_info.DESCRIPTOR.enum_types_by_name["Reason"].values_by_number
         reason = reasons[node.death_info.reason].name if node.HasField("death_info") else "-"
-        yield node.node_id.hex(), f"{node.node_manager_address} {state} {reason} {'head' if node.is_head_node else 'worker'}"
+        role = "head" if node.is_head_node else "worker"
+        yield node.node_id.hex(), f"{node.node_manager_address} {state} {reason} {role} {node.node_id.hex()}"
 
 
 if not watch:
@@ -39,6 +51,9 @@ while True:
                 seen[node_id] = line
                 print(line, flush=True)
     except grpc.RpcError:
-        if seen:
+        if seen and not follow:
             break  # the GCS is gone (its head ended): the record is complete
+        if follow:  # gRPC's own reconnection backs off for up to 2 minutes: dial afresh
+            channel.close()
+            channel, call = dial()
     time.sleep(0.2)
