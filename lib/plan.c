@@ -15,6 +15,8 @@
 #include "env.h"
 #include "fsroot.h"
 #include "hosts.h"
+#include "plan_platform.h"
+#include "podlabels.h"
 #include "raystart.h"
 #include "resolvconf.h"
 #include "volcano.h"
@@ -62,6 +64,10 @@ const char *plan_source_name(enum plan_source source)
         return "indexed-job";
     case PLAN_SOURCE_EXPLICIT:
         return "explicit";
+    case PLAN_SOURCE_LWS:
+        return "lws";
+    case PLAN_SOURCE_JOBSET:
+        return "jobset";
     }
     return "?";
 }
@@ -429,6 +435,7 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
     if (head && head->nhosts > 0) {
         copy_str(d->head_host, sizeof(d->head_host), head->hosts[0]);
         label_at(head->hosts[0], 1, p->job, sizeof(p->job));
+        plan_evidence(p->head_from, "%s", head->list_name);
     }
     if (volcano_find_host(vt, pod->hostname, &t, &i) < 0) {
         if (!role_given)
@@ -440,6 +447,7 @@ static int detect_volcano(const struct plan_input *in, const struct pod_view *po
     }
     task_name(vt->tasks[t].key, p->task, sizeof(p->task));
     p->index = (long)i;
+    plan_evidence(p->role_from, "%s (entry %zu)", vt->tasks[t].list_name, i);
     label_at(vt->tasks[t].hosts[i], 1, p->job, sizeof(p->job));
     d->found = true;
     if (cross_check_index(in, p->tasks[t].shared_hostname, p, err) < 0)
@@ -475,6 +483,7 @@ static int detect_indexed_job(const struct plan_input *in, const struct pod_view
     memcpy(p->job, pod->hostname, host_len - suffix_len);
     p->job[host_len - suffix_len] = '\0';
     d->found = true;
+    plan_evidence(p->role_from, "JOB_COMPLETION_INDEX=%ld", p->index);
     d->role = p->index == 0 ? PLAN_ROLE_HEAD : PLAN_ROLE_WORKER;
     if (!pod->fqdn[0] || label_at(pod->fqdn, 1, subdomain, sizeof(subdomain)) < 0) {
         if (explicit_head || d->role == PLAN_ROLE_HEAD)
@@ -486,6 +495,12 @@ static int detect_indexed_job(const struct plan_input *in, const struct pod_view
     }
     if (snprintf(d->head_host, sizeof(d->head_host), "%s-0.%s", p->job, subdomain) >= (int)sizeof(d->head_host))
         return errbuf_set(err, "HOSTNAME=%s: head name too long", pod->hostname);
+    plan_evidence(p->head_from, "/etc/hosts (subdomain %s)", subdomain);
+    if (jobset_hostname_pattern(pod->hostname, subdomain))
+        return warn(p, err, "HOSTNAME=%s looks like a JobSet pod's (<jobset>-<replicated job>-<job>-<index>, subdomain "
+                            "%s), but %s is missing: rayboot sees an Indexed Job, and every Job becomes a Ray cluster "
+                            "of its own; mount the downward API's metadata.labels there",
+                    pod->hostname, subdomain, PODLABELS_FILE);
     return 0;
 }
 
@@ -510,6 +525,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     const char *address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS");
     const char *index_text = env_lookup_nonempty(in->envp, "JOB_COMPLETION_INDEX");
     struct volcano_tasks vt;
+    const char *volcano_origin = NULL;
     struct detection d = {0};
     enum plan_role explicit_role = PLAN_ROLE_WORKER;
     char host[ADDRESS_HOST_MAX_BYTES];
@@ -525,10 +541,16 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         return -1;
     if (found > 0) {
         p->source = PLAN_SOURCE_VOLCANO;
+        volcano_origin = vt.origin;
         int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, &d, err);
         volcano_tasks_free(&vt);
         if (rc < 0)
             return -1;
+    } else if ((found = plan_platform_detect(in, pod->root, pod->hostname, pod->fqdn, role_text != NULL,
+                                             address != NULL, p, &d.role, d.head_host, err)) != 0) {
+        if (found < 0)
+            return -1;
+        d.found = true;
     } else if (index_text) {
         p->source = PLAN_SOURCE_INDEXED_JOB;
         if (detect_indexed_job(in, pod, index_text, address != NULL, p, &d, err) < 0)
@@ -536,9 +558,12 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     } else if (!role_text) {
         return errbuf_set(err, "cannot tell whether this pod is the Ray head or a worker: set "
                                "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
-                               "or run it in a Volcano Job with the svc plugin, or in an Indexed Job "
-                               "(JOB_COMPLETION_INDEX)");
+                               "or run it in a Volcano Job with the svc plugin, a LeaderWorkerSet (LWS_*), a "
+                               "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
+                               PODLABELS_FILE);
     }
+    if (d.found && plan_platform_warn_others(in, pod->root, volcano_origin, index_text, p, err) < 0)
+        return -1;
 
     p->role = d.role;
     if (role_text) {
@@ -548,6 +573,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
             return -1;
         p->role = explicit_role;
         p->source = PLAN_SOURCE_EXPLICIT;
+        plan_evidence(p->role_from, "RAYBOOT_ROLE=%s", role_text);
     }
 
     p->head_port = port;
@@ -560,6 +586,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
             return -1;
         copy_str(p->head_host, sizeof(p->head_host), host);
         copy_str(p->head_fqdn, sizeof(p->head_fqdn), host);
+        plan_evidence(p->head_from, "RAYBOOT_HEAD_ADDRESS=%s", address);
         if (!d.found && !role_text)
             p->source = PLAN_SOURCE_EXPLICIT;
         return 0;
@@ -575,6 +602,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         return errbuf_set(err, "RAYBOOT_ROLE=%s needs RAYBOOT_HEAD_ADDRESS=host:port: nothing else here "
                                "names the head", plan_role_name(p->role));
     /* A head that found no name for itself is known by its own. */
+    plan_evidence(p->head_from, "HOSTNAME=%s (this pod, the head)", pod->hostname);
     copy_str(p->head_host, sizeof(p->head_host), pod->hostname);
     copy_str(p->head_fqdn, sizeof(p->head_fqdn), pod->fqdn[0] ? pod->fqdn : pod->hostname);
     return 0;
@@ -715,7 +743,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     return raystart_build(&rs, &p->ray_start, &p->warnings, err);
 }
 
-/* An Indexed Job has one pod template for every index, so there a worker is given the head's
+/* An Indexed Job has one pod template for every index, and a LeaderWorkerSet without a
+ * leaderTemplate makes its leaders from the workerTemplate, so there a worker is given the head's
  * command and leaves it to the head (the run drops it). The message says what made the role. */
 int plan_check_command(const struct plan *p, struct errbuf *err)
 {
@@ -729,7 +758,8 @@ int plan_check_command(const struct plan *p, struct errbuf *err)
     if (p->role == PLAN_ROLE_SUBMITTER && p->command.len == 0)
         return errbuf_set(err, "this pod is the submitter (%s): give the job's entrypoint after -- (rayboot -- "
                                "python job.py)", why);
-    if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB)
+    if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB &&
+        p->source != PLAN_SOURCE_LWS)
         return errbuf_set(err, "a command was given, but this pod is a worker (%s): commands run on the head", why);
     return 0;
 }
