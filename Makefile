@@ -281,8 +281,9 @@ CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 
 # Each target: its harness, the sources it exercises (and cJSON). The planner pulls in every file
 # parser it calls.
-PLAN_SRC := lib/plan.c lib/plandata.c lib/podview.c lib/detect.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c lib/cgroup.c lib/fsroot.c \
-            lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c lib/errbuf.c
+PLAN_SRC := lib/plan.c lib/plandata.c lib/podview.c lib/detect.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c \
+            lib/cgroup.c lib/fsroot.c lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c \
+            lib/errbuf.c lib/plan_platform.c lib/lws.c lib/jobset.c lib/podlabels.c lib/count.c
 GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/utf8.c lib/errbuf.c
 FUZZ_SRC_jobsapi    := init/jobsapi.c lib/json.c lib/utf8.c lib/errbuf.c
@@ -292,6 +293,9 @@ FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_hosts      := lib/hosts.c
 FUZZ_SRC_resolvconf := lib/resolvconf.c
 FUZZ_SRC_volcano    := lib/volcano.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c lib/errbuf.c
+FUZZ_SRC_lws        := lib/lws.c lib/count.c lib/dnsname.c lib/env.c lib/strv.c lib/errbuf.c
+FUZZ_SRC_jobset     := lib/jobset.c lib/podlabels.c lib/count.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c \
+                       lib/errbuf.c
 FUZZ_SRC_cgroup     := lib/cgroup.c lib/fsroot.c lib/strv.c lib/errbuf.c
 FUZZ_SRC_address    := lib/address.c lib/dnsname.c lib/errbuf.c
 FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c

@@ -107,6 +107,18 @@ def main():
             write("volcano", case + "-env", b"\0".join(f"{k}\n{v}".encode() for k, v in vc))
         if "RAYBOOT_HEAD_ADDRESS" in env:
             write("address", case, env["RAYBOOT_HEAD_ADDRESS"])
+        env_lines = b"".join(f"{k}={v}\n".encode() for k, v in sorted(env.items()))
+        if any(k.startswith("LWS_") for k in env):
+            write("lws", case, host.encode() + b"\n" + env_lines)
+        labels = os.path.join(root, "etc", "podinfo", "labels")
+        if os.path.exists(labels):
+            fqdn = [l.split()[1] for l in read(root, "etc", "hosts").decode().splitlines()
+                    if l.split()[-1:] == [host] and len(l.split()) > 2]
+            args_file = os.path.join(PODS, case, "args")
+            args = read(args_file).decode().split() if os.path.exists(args_file) else []
+            head = ([a.split("=", 1)[1] for a in args if a.startswith("--head=")] or ["head"])[0]
+            write("jobset", case, f"{host}\n{fqdn[0] if fqdn else ''}\n{head}\n\n".encode() + env_lines + b"--\n"
+                  + read(labels))
     # Hand-written shapes the fixtures do not have.
     write("hosts", "unit-layouts", "p-1\n  10.0.0.2   p-1.s.ns.svc.corp.   p-1 # mine\n# 10.0.0.9 p-1.x p-1\n")
     write("resolvconf", "unit-many", "search a.example\ndomain b.example\nnameserver 1.1.1.1\nnameserver 2.2.2.2\n"

@@ -45,8 +45,43 @@ static cJSON *env_object(const struct strv *v)
     return obj;
 }
 
-/* Why workers_expected is what it is: where it came from, and each Volcano task with its hosts
- * and whether it was counted. */
+/* What LeaderWorkerSet's variables said (lib/lws.c). */
+static cJSON *lws_object(const struct lws_pod *l)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddItemToObject(obj, "name", json_text(l->name));
+    cJSON_AddItemToObject(obj, "group", json_text(l->group));
+    cJSON_AddItemToObject(obj, "group_index", cJSON_CreateNumber((double)l->group_index));
+    cJSON_AddItemToObject(obj, "group_size", cJSON_CreateNumber((double)l->size));
+    cJSON_AddItemToObject(obj, "worker_index", cJSON_CreateNumber((double)l->worker_index));
+    cJSON_AddItemToObject(obj, "leader", json_text(l->leader_host));
+    cJSON_AddItemToObject(obj, "namespace", json_text(l->namespace_));
+    return obj;
+}
+
+/* What the JobSet labels and the Job controller said (lib/jobset.c), and the two numbers
+ * workers_expected multiplies. */
+static cJSON *jobset_object(const struct jobset_pod *j)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddItemToObject(obj, "name", json_text(j->name));
+    cJSON_AddItemToObject(obj, "replicated_job", json_text(j->replicated_job));
+    cJSON_AddItemToObject(obj, "job_index", cJSON_CreateNumber((double)j->job_index));
+    cJSON_AddItemToObject(obj, "pod_index", cJSON_CreateNumber((double)j->pod_index));
+    cJSON_AddItemToObject(obj, "replicated_job_replicas", cJSON_CreateNumber((double)j->replicated_job_replicas));
+    cJSON_AddItemToObject(obj, "global_replicas", cJSON_CreateNumber((double)j->global_replicas));
+    cJSON_AddItemToObject(obj, "restart_attempt", number_or_null(j->restart_attempt));
+    cJSON_AddItemToObject(obj, "head_replicated_job", json_text(j->head_job));
+    cJSON_AddItemToObject(obj, "subdomain", string_or_null(j->subdomain));
+    cJSON_AddItemToObject(obj, "worker_jobs", cJSON_CreateNumber((double)j->worker_jobs));
+    cJSON_AddItemToObject(obj, "pods_per_job", cJSON_CreateNumber((double)j->pods_per_job));
+    cJSON_AddItemToObject(obj, "pods_per_job_from", json_text(j->pods_per_job_from));
+    return obj;
+}
+
+/* Why the plan is what it is: what decided the role and named the head, where workers_expected
+ * came from, each Volcano task with its hosts and whether it was counted, and what
+ * LeaderWorkerSet or JobSet said. */
 static cJSON *evidence_object(const struct plan *p)
 {
     cJSON *obj = cJSON_CreateObject(), *tasks = cJSON_CreateArray();
@@ -55,6 +90,8 @@ static cJSON *evidence_object(const struct plan *p)
         cJSON_Delete(tasks);
         return NULL;
     }
+    cJSON_AddItemToObject(obj, "role_from", string_or_null(p->role_from));
+    cJSON_AddItemToObject(obj, "head_from", string_or_null(p->head_from));
     cJSON_AddItemToObject(obj, "workers_from",
                           p->workers_from ? cJSON_CreateString(p->workers_from) : cJSON_CreateNull());
     for (size_t i = 0; i < p->ntasks; i++) {
@@ -70,6 +107,10 @@ static cJSON *evidence_object(const struct plan *p)
         cJSON_AddItemToArray(tasks, task);
     }
     cJSON_AddItemToObject(obj, "tasks", tasks);
+    if (p->lws.found)
+        cJSON_AddItemToObject(obj, "lws", lws_object(&p->lws));
+    if (p->jobset.found)
+        cJSON_AddItemToObject(obj, "jobset", jobset_object(&p->jobset));
     return obj;
 }
 
@@ -145,31 +186,55 @@ static void append_list(char **buf, size_t *len, const char *label, const struct
     append(buf, len, "\n");
 }
 
-static const char *workers_from_text(const char *from)
+static void workers_from_text(const struct plan *p, char *out, size_t cap)
 {
+    const char *from = p->workers_from;
+    const struct jobset_pod *j = &p->jobset;
     if (!from)
-        return "source unknown";
-    if (strcmp(from, "volcano") == 0)
-        return "every Volcano task but the head and the submitter";
-    if (strcmp(from, "--worker") == 0)
-        return "the tasks --worker names";
-    return from;
+        snprintf(out, cap, "source unknown");
+    else if (strcmp(from, "volcano") == 0)
+        snprintf(out, cap, "every Volcano task but the head and the submitter");
+    else if (strcmp(from, "--worker") == 0)
+        snprintf(out, cap, "the tasks --worker names");
+    else if (strcmp(from, "LWS_GROUP_SIZE") == 0)
+        snprintf(out, cap, "LWS_GROUP_SIZE=%ld, less the leader", p->lws.size);
+    else if (strcmp(from, "jobset") == 0)
+        snprintf(out, cap, "(global-replicas %ld - the head's 1 Job) x %ld pod%s per Job (%s)", j->global_replicas,
+                 j->pods_per_job, j->pods_per_job == 1 ? "" : "s",
+                 strcmp(j->pods_per_job_from, "default") == 0 ? "the default; RAYBOOT_WORKER_PARALLELISM sets it"
+                                                              : j->pods_per_job_from);
+    else
+        snprintf(out, cap, "%s", from);
 }
 
 char *plan_render_text(const struct plan *p)
 {
     size_t len = 0;
-    char *buf = calloc(1, 1);
+    char *buf = calloc(1, 1), from[512];
 
-    append(&buf, &len, "role:             %s (from %s)\n", plan_role_name(p->role), plan_source_name(p->source));
+    append(&buf, &len, "role:             %s (from %s%s%s)\n", plan_role_name(p->role), plan_source_name(p->source),
+           p->role_from[0] ? ": " : "", p->role_from);
     append(&buf, &len, "pod:              %s in namespace %s\n", p->pod_name[0] ? p->pod_name : "?",
            p->namespace_[0] ? p->namespace_ : "?");
     if (p->job[0])
         append(&buf, &len, "job:              %s, task %s, index %ld\n", p->job, p->task[0] ? p->task : "?", p->index);
     append(&buf, &len, "head:             %s:%d (dashboard %d, client %d)\n", p->head_fqdn, p->head_port,
            p->dashboard_port, p->client_port);
+    if (p->head_from[0])
+        append(&buf, &len, "head from:        %s\n", p->head_from);
+    if (p->lws.found)
+        append(&buf, &len, "lws:              group %s (index %ld) of LeaderWorkerSet %s, size %ld; this pod is %s %ld\n",
+               p->lws.group, p->lws.group_index, p->lws.name, p->lws.size,
+               p->lws.worker_index == 0 ? "the leader, index" : "worker", p->lws.worker_index);
+    if (p->jobset.found)
+        append(&buf, &len, "jobset:           %s, replicated job %s (%ld Job%s), Job %ld, pod %ld; %ld Jobs in all; head: "
+                           "replicated job %s\n",
+               p->jobset.name, p->jobset.replicated_job, p->jobset.replicated_job_replicas,
+               p->jobset.replicated_job_replicas == 1 ? "" : "s", p->jobset.job_index, p->jobset.pod_index,
+               p->jobset.global_replicas, p->jobset.head_job);
+    workers_from_text(p, from, sizeof(from));
     if (p->workers_expected >= 0)
-        append(&buf, &len, "workers expected: %ld (%s)\n", p->workers_expected, workers_from_text(p->workers_from));
+        append(&buf, &len, "workers expected: %ld (%s)\n", p->workers_expected, from);
     else
         append(&buf, &len, "workers expected: unknown\n");
     for (size_t i = 0; i < p->ntasks; i++) {

@@ -137,8 +137,10 @@ static int run_submitter(struct pod *pod, const char *const *envp)
 
 static void log_plan(const struct plan *p)
 {
-    log_info("%s of %s%s (from %s); head %s:%d; %ld workers expected%s", plan_role_name(p->role),
-             p->job[0] ? "job " : "", p->job[0] ? p->job : "a Ray cluster", plan_source_name(p->source), p->head_fqdn, p->head_port, p->workers_expected < 0 ? 0 : p->workers_expected,
+    log_info("%s of %s%s (from %s%s%s); head %s:%d%s%s%s; %ld workers expected%s", plan_role_name(p->role),
+             p->job[0] ? "job " : "", p->job[0] ? p->job : "a Ray cluster", plan_source_name(p->source),
+             p->role_from[0] ? ": " : "", p->role_from, p->head_fqdn, p->head_port, p->head_from[0] ? " (" : "",
+             p->head_from, p->head_from[0] ? ")" : "", p->workers_expected < 0 ? 0 : p->workers_expected,
              p->command.len ? "; will run the command" : "");
     for (size_t i = 0; i < p->warnings.len; i++)
         log_warn("%s", p->warnings.items[i]);

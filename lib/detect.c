@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "env.h"
+#include "jobset.h"
+#include "podlabels.h"
 
 static void list_tasks(const struct volcano_tasks *vt, char *out, size_t cap)
 {
@@ -191,6 +193,7 @@ int detect_volcano(const struct plan_input *in, const struct pod_view *pod, cons
     if (head && head->nhosts > 0) {
         snprintf(d->head_host, sizeof(d->head_host), "%s", head->hosts[0]);
         dnsname_label_at(head->hosts[0], 1, p->job, sizeof(p->job));
+        plan_evidence(p->head_from, "%s", head->list_name);
     }
     if (volcano_find_host(vt, pod->hostname, &t, &i) < 0) {
         if (!role_given)
@@ -202,6 +205,7 @@ int detect_volcano(const struct plan_input *in, const struct pod_view *pod, cons
     }
     task_name(vt->tasks[t].key, p->task, sizeof(p->task));
     p->index = (long)i;
+    plan_evidence(p->role_from, "%s (entry %zu)", vt->tasks[t].list_name, i);
     dnsname_label_at(vt->tasks[t].hosts[i], 1, p->job, sizeof(p->job));
     d->found = true;
     if (cross_check_index(in, p->tasks[t].shared_hostname, p, err) < 0)
@@ -235,6 +239,7 @@ int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool 
     memcpy(p->job, pod->hostname, host_len - suffix_len);
     p->job[host_len - suffix_len] = '\0';
     d->found = true;
+    plan_evidence(p->role_from, "JOB_COMPLETION_INDEX=%ld", p->index);
     d->role = p->index == 0 ? PLAN_ROLE_HEAD : PLAN_ROLE_WORKER;
     if (!pod->fqdn[0] || dnsname_label_at(pod->fqdn, 1, subdomain, sizeof(subdomain)) < 0) {
         if (explicit_head || d->role == PLAN_ROLE_HEAD)
@@ -246,5 +251,12 @@ int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool 
     }
     if (snprintf(d->head_host, sizeof(d->head_host), "%s-0.%s", p->job, subdomain) >= (int)sizeof(d->head_host))
         return errbuf_set(err, "HOSTNAME=%s: head name too long", pod->hostname);
+    plan_evidence(p->head_from, "/etc/hosts (subdomain %s)", subdomain);
+    if (jobset_hostname_pattern(pod->hostname, subdomain))
+        return plan_warn(p, err,
+                         "HOSTNAME=%s looks like a JobSet pod's (<jobset>-<replicated job>-<job>-<index>, subdomain "
+                         "%s), but %s is missing: rayboot sees an Indexed Job, and every Job becomes a Ray cluster "
+                         "of its own; mount the downward API's metadata.labels there",
+                         pod->hostname, subdomain, PODLABELS_FILE);
     return 0;
 }

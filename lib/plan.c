@@ -12,6 +12,8 @@
 #include "detect.h"
 #include "env.h"
 #include "fsroot.h"
+#include "plan_platform.h"
+#include "podlabels.h"
 #include "podview.h"
 #include "raystart.h"
 #include "resolvconf.h"
@@ -55,7 +57,9 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     const char *address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS");
     const char *index_text = env_lookup_nonempty(in->envp, "JOB_COMPLETION_INDEX");
     struct volcano_tasks vt;
+    const char *volcano_origin = NULL;
     struct detection d = {0};
+    int found;
     enum plan_role explicit_role = PLAN_ROLE_WORKER;
     char host[ADDRESS_HOST_MAX_BYTES];
     int port = in->plugin->port;
@@ -69,10 +73,17 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         return -1;
     if (vt.ntasks > 0) {
         p->source = PLAN_SOURCE_VOLCANO;
+        volcano_origin = vt.origin;
         int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, &d, err);
-        volcano_tasks_free(&vt);
-        if (rc < 0)
+        if (rc < 0) {
+            volcano_tasks_free(&vt);
             return -1;
+        }
+    } else if ((found = plan_platform_detect(in, pod->root, pod->hostname, pod->fqdn, role_text != NULL,
+                                             address != NULL, p, &d.role, d.head_host, err)) != 0) {
+        if (found < 0)
+            return -1;
+        d.found = true;
     } else if (index_text) {
         p->source = PLAN_SOURCE_INDEXED_JOB;
         if (detect_indexed_job(pod, index_text, address != NULL, p, &d, err) < 0)
@@ -80,9 +91,15 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     } else if (!role_text) {
         return errbuf_set(err, "cannot tell whether this pod is the Ray head or a worker: set "
                                "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
-                               "or run it in a Volcano Job with the svc plugin, or in an Indexed Job "
-                               "(JOB_COMPLETION_INDEX)");
+                               "or run it in a Volcano Job with the svc plugin, a LeaderWorkerSet (LWS_*), a "
+                               "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
+                          PODLABELS_FILE);
     }
+    found = d.found ? plan_platform_warn_others(in, pod->root, volcano_origin, index_text, p, err) : 0;
+    if (vt.ntasks > 0)
+        volcano_tasks_free(&vt); /* volcano_origin points into it */
+    if (found < 0)
+        return -1;
 
     p->role = d.role;
     if (role_text) {
@@ -92,6 +109,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
             return -1;
         p->role = explicit_role;
         p->source = PLAN_SOURCE_EXPLICIT;
+        plan_evidence(p->role_from, "RAYBOOT_ROLE=%s", role_text);
     }
 
     p->head_port = port;
@@ -104,6 +122,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
             return -1;
         copy_str(p->head_host, sizeof(p->head_host), host);
         copy_str(p->head_fqdn, sizeof(p->head_fqdn), host);
+        plan_evidence(p->head_from, "RAYBOOT_HEAD_ADDRESS=%s", address);
         if (!d.found && !role_text)
             p->source = PLAN_SOURCE_EXPLICIT;
         return 0;
@@ -119,6 +138,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         return errbuf_set(err, "RAYBOOT_ROLE=%s needs RAYBOOT_HEAD_ADDRESS=host:port: nothing else here "
                                "names the head", plan_role_name(p->role));
     /* A head that found no name for itself is known by its own. */
+    plan_evidence(p->head_from, "HOSTNAME=%s (this pod, the head)", pod->hostname);
     copy_str(p->head_host, sizeof(p->head_host), pod->hostname);
     copy_str(p->head_fqdn, sizeof(p->head_fqdn), pod->fqdn[0] ? pod->fqdn : pod->hostname);
     return 0;
@@ -235,7 +255,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     return raystart_build(&rs, &p->ray_start, &p->warnings, err);
 }
 
-/* An Indexed Job has one pod template for every index, so there a worker is given the head's
+/* An Indexed Job has one pod template for every index, and a LeaderWorkerSet without a
+ * leaderTemplate makes its leaders from the workerTemplate, so there a worker is given the head's
  * command and leaves it to the head (the run drops it). The message says what made the role. */
 int plan_check_command(const struct plan *p, struct errbuf *err)
 {
@@ -249,7 +270,8 @@ int plan_check_command(const struct plan *p, struct errbuf *err)
     if (p->role == PLAN_ROLE_SUBMITTER && p->command.len == 0)
         return errbuf_set(err, "this pod is the submitter (%s): give the job's entrypoint after -- (rayboot -- "
                                "python job.py)", why);
-    if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB)
+    if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB &&
+        p->source != PLAN_SOURCE_LWS)
         return errbuf_set(err, "a command was given, but this pod is a worker (%s): commands run on the head", why);
     return 0;
 }

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+void plan_evidence(char dst[PLAN_EVIDENCE_MAX_BYTES], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, PLAN_EVIDENCE_MAX_BYTES, fmt, ap);
+    va_end(ap);
+}
+
 const char *plan_role_name(enum plan_role role)
 {
     switch (role) {
@@ -28,6 +36,10 @@ const char *plan_source_name(enum plan_source source)
         return "indexed-job";
     case PLAN_SOURCE_EXPLICIT:
         return "explicit";
+    case PLAN_SOURCE_LWS:
+        return "lws";
+    case PLAN_SOURCE_JOBSET:
+        return "jobset";
     }
     return "?";
 }

@@ -8,6 +8,8 @@
 #include "address.h"
 #include "dnsname.h"
 #include "errbuf.h"
+#include "jobset.h"
+#include "lws.h"
 #include "pluginargs.h"
 #include "strv.h"
 
@@ -15,7 +17,14 @@
 #define PLAN_COUNT_MAX 1000000L
 
 enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
-enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT };
+/* Where the plan came from. Detection looks at volcano, lws, jobset, indexed-job in that order and
+ * the first one present decides (lib/plan_platform.c warns about the others); explicit settings
+ * (RAYBOOT_ROLE, RAYBOOT_HEAD_ADDRESS) win over all of them. */
+enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT, PLAN_SOURCE_LWS,
+                   PLAN_SOURCE_JOBSET };
+
+/* Room for one piece of evidence: a variable or file and the value that decided. */
+#define PLAN_EVIDENCE_MAX_BYTES 192
 
 /* What a Volcano task is to the cluster; only PLAN_TASK_WORKER tasks count in workers_expected. */
 enum plan_task_kind { PLAN_TASK_HEAD, PLAN_TASK_SUBMITTER, PLAN_TASK_WORKER, PLAN_TASK_OTHER };
@@ -58,6 +67,12 @@ struct plan {
     const char *workers_from;
     struct plan_task *tasks; /* every Volcano task, sorted by name; NULL elsewhere */
     size_t ntasks;
+    /* What decided the role and named the head: the variable or file, with its value
+     * ("LWS_WORKER_INDEX=0", "/etc/volcano/worker.host"); empty when nothing did. */
+    char role_from[PLAN_EVIDENCE_MAX_BYTES];
+    char head_from[PLAN_EVIDENCE_MAX_BYTES];
+    struct lws_pod lws;       /* lws.found when the source is (or was, before RAYBOOT_ROLE) lws */
+    struct jobset_pod jobset; /* the same for jobset */
     struct strv ray_start;   /* argv; [0] is the ray executable, [1] "start" */
     struct strv command;     /* the user's argv, or empty */
     struct strv ray_env;     /* KEY=VALUE added for Ray and the command */
@@ -75,5 +90,8 @@ int plan_warn(struct plan *p, struct errbuf *err, const char *fmt, ...) __attrib
 const char *plan_role_name(enum plan_role role);
 const char *plan_task_kind_name(enum plan_task_kind kind);
 const char *plan_source_name(enum plan_source source);
+
+/* One piece of the plan's evidence (p->role_from, p->head_from), cut to fit. */
+void plan_evidence(char dst[PLAN_EVIDENCE_MAX_BYTES], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,5 +1,6 @@
-"""A pod simulator: turns a Volcano Job manifest into "pods" on this machine, as faithfully as
-shared/facts/volcano.md describes them, so that rayboot and real Ray run as they would in a
+"""A pod simulator: turns a Volcano Job manifest (or a Kubernetes Indexed Job, a LeaderWorkerSet or a
+JobSet) into "pods" on this machine, as faithfully as shared/facts/volcano.md and
+tests/fixtures/README.md describe them, so that rayboot and real Ray run as they would in a
 cluster.
 
 - The cluster: one network namespace holding a bridge and dnsmasq (the cluster DNS for
@@ -10,7 +11,8 @@ cluster.
   /etc/volcano ConfigMap, a private /tmp and /dev/shm), and exactly the environment the
   kubelet and Volcano's plugins give it.
 - DNS: a pod's A record exists only while the pod is Ready (a headless Service without
-  publishNotReadyAddresses); names that do not exist answer NXDOMAIN.
+  publishNotReadyAddresses), or, for LeaderWorkerSet's and JobSet's Services (which publish
+  not-ready addresses), while it runs; names that do not exist answer NXDOMAIN.
 - Operations: create the whole job at once (gang scheduling), mark Ready, delete with a grace
   period (SIGTERM to PID 1, SIGKILL at the end), re-create under the same name with a new IP,
   exec inside a pod, drop packets, stop and restart DNS. Teardown kills by PID and deletes every
@@ -158,7 +160,7 @@ class Cluster:
         self.dns_proc = None
 
     def _write_dns(self):
-        lines = [f"{p.ip}\t{p.fqdn}\n" for p in self.pods if p.ready and p.running()]
+        lines = [f"{p.ip}\t{p.fqdn}\n" for p in self.pods if (p.ready or p.job.publish_not_ready) and p.running()]
         tmp = self.dns_hosts.with_suffix(".tmp")
         tmp.write_text("".join(lines))
         os.rename(tmp, self.dns_hosts)
@@ -173,9 +175,14 @@ class Cluster:
 
     # Pods ------------------------------------------------------------------------------------
     def job(self, manifest: dict) -> "Job":
-        """A Volcano Job, or a Kubernetes Indexed Job (batch/v1, completionMode: Indexed)."""
+        """A Volcano Job, a Kubernetes Indexed Job (batch/v1, completionMode: Indexed), a
+        LeaderWorkerSet or a JobSet."""
         if manifest["apiVersion"] == "batch/v1":
             return IndexedJob(self, manifest)
+        if manifest["apiVersion"] == "leaderworkerset.x-k8s.io/v1":
+            return LeaderWorkerSet(self, manifest)
+        if manifest["apiVersion"] == "jobset.x-k8s.io/v1alpha2":
+            return JobSet(self, manifest)
         return Job(self, manifest)
 
     def _new_pod_network(self):
@@ -217,6 +224,8 @@ class Cluster:
 
 class Job:
     """A Volcano Job (batch.volcano.sh/v1alpha1) as the controller and its plugins set it up."""
+
+    publish_not_ready = False  # the svc plugin's headless Service publishes Ready pods only
 
     def __init__(self, cluster: Cluster, manifest: dict):
         self.cluster = cluster
@@ -281,6 +290,9 @@ class Job:
     def pod(self, task: str, index: int = 0) -> "Pod":
         return self.pods[f"{self.name}-{task}-{index}"]
 
+    def pod_files(self, pod: "Pod", etc: pathlib.Path):
+        """Files the job's controller puts under the pod's /etc besides the kubelet's (none here)."""
+
     def start(self, ready=True):
         """Starts every pod at once, as gang scheduling does; Ready at once unless told otherwise
         (a pod without a readinessProbe is Ready as soon as its container starts)."""
@@ -315,6 +327,132 @@ class IndexedJob(Job):
 
     def pod(self, task=None, index: int = 0) -> "Pod":
         return self.pods[f"{self.name}-{index}"]
+
+
+class LeaderWorkerSet(Job):
+    """A LeaderWorkerSet (sigs.k8s.io/lws) as its controller, its pod webhook and the StatefulSet
+    controller set it up (tests/fixtures/README.md): `replicas` groups of `size` pods, the leader
+    L-g (from leaderTemplate, else workerTemplate) and the workers L-g-1..L-g-(size-1), hostname
+    the pod's name, subdomain L (or L-g under UniquePerReplica), LWS_LEADER_ADDRESS,
+    LWS_GROUP_SIZE and LWS_WORKER_INDEX in every container, a headless Service that publishes
+    not-ready addresses. Restarts (RecreateGroupOnPodRestart) are not simulated."""
+
+    publish_not_ready = True
+
+    def __init__(self, cluster: Cluster, manifest: dict):
+        meta, spec = manifest["metadata"], manifest["spec"]
+        lwt = spec["leaderWorkerTemplate"]
+        self.cluster = cluster
+        self.name = meta["name"]
+        self.namespace = meta.get("namespace", "default")
+        self.plugins, self.hosts, self.pods = {}, {}, {}
+        self.size = lwt.get("size", 1)
+        self.groups = spec.get("replicas", 1)
+        self.unique = (spec.get("networkConfig") or {}).get("subdomainPolicy") == "UniquePerReplica"
+        self.tasks = [{"name": "leader", "replicas": self.groups,
+                       "template": lwt.get("leaderTemplate") or lwt["workerTemplate"]},
+                      {"name": "worker", "replicas": self.groups * (self.size - 1), "template": lwt["workerTemplate"]}]
+        for task in self.tasks:
+            for i in range(task["replicas"]):
+                pod = Pod(self, task, i)
+                self.pods[pod.name] = pod
+                cluster.pods.append(pod)
+
+    def place(self, task: str, index: int):
+        """(group, index in the group) of a task's index-th pod."""
+        if task == "leader":
+            return index, 0
+        return index // (self.size - 1), index % (self.size - 1) + 1
+
+    def pod_identity(self, task: dict, index: int):
+        group, worker = self.place(task["name"], index)
+        name = f"{self.name}-{group}" + (f"-{worker}" if worker else "")
+        return name, name, f"{self.name}-{group}" if self.unique else self.name
+
+    def pod_env(self, pod: "Pod") -> dict:
+        group, worker = self.place(pod.task, pod.index)
+        return {"LWS_LEADER_ADDRESS": f"{self.name}-{group}.{pod.subdomain}.{self.namespace}",
+                "LWS_GROUP_SIZE": str(self.size), "LWS_WORKER_INDEX": str(worker)}
+
+    def pod(self, group: int = 0, worker: int = 0) -> "Pod":
+        return self.pods[f"{self.name}-{group}" + (f"-{worker}" if worker else "")]
+
+
+class JobSet(Job):
+    """A JobSet (sigs.k8s.io/jobset) as its controller and the Job controller set it up
+    (tests/fixtures/README.md): per replicated job R, `replicas` Indexed Jobs JS-R-j of
+    `parallelism` pods each (completions = parallelism), hostnames JS-R-j-i under the subdomain
+    (spec.network.subdomain, default JS), JOB_COMPLETION_INDEX, the JobSet's labels (given to a
+    container only through a downwardAPI volume of metadata.labels, which must be mounted under
+    /etc here), a headless Service that publishes not-ready addresses by default. Restarts and
+    the JobSet's end (deleting what still runs) are not simulated."""
+
+    def __init__(self, cluster: Cluster, manifest: dict):
+        meta, spec = manifest["metadata"], manifest["spec"]
+        network = spec.get("network") or {}
+        assert network.get("enableDNSHostnames", True), "the simulator needs enableDNSHostnames"
+        self.cluster = cluster
+        self.name = meta["name"]
+        self.namespace = meta.get("namespace", "default")
+        self.plugins, self.hosts, self.pods = {}, {}, {}
+        self.subdomain = network.get("subdomain") or self.name
+        self.publish_not_ready = network.get("publishNotReadyAddresses", True)
+        self.rjobs = spec["replicatedJobs"]
+        self.tasks = []
+        for rjob in self.rjobs:
+            jspec = rjob["template"]["spec"]
+            parallelism = jspec.get("parallelism", 1)
+            assert jspec.get("completions", parallelism) == parallelism, "the simulator runs every pod at once"
+            self.tasks.append({"name": rjob["name"], "replicas": rjob.get("replicas", 1) * parallelism,
+                               "parallelism": parallelism, "template": jspec["template"]})
+        for task in self.tasks:
+            for i in range(task["replicas"]):
+                pod = Pod(self, task, i)
+                self.pods[pod.name] = pod
+                cluster.pods.append(pod)
+
+    def _task(self, name):
+        (task,) = [t for t in self.tasks if t["name"] == name]
+        return task
+
+    def pod_identity(self, task: dict, index: int):
+        job, i = divmod(index, task["parallelism"])
+        host = f"{self.name}-{task['name']}-{job}-{i}"
+        return f"{host}-{random.randrange(16 ** 5):05x}", host, self.subdomain
+
+    def pod_env(self, pod: "Pod") -> dict:
+        return {"JOB_COMPLETION_INDEX": str(pod.index % self._task(pod.task)["parallelism"])}
+
+    def labels(self, pod: "Pod") -> dict:
+        task = self._task(pod.task)
+        job, i = divmod(pod.index, task["parallelism"])
+        total = sum(r.get("replicas", 1) for r in self.rjobs)
+        before = sum(r.get("replicas", 1) for r in self.rjobs[:[r["name"] for r in self.rjobs].index(pod.task)])
+        job_name = f"{self.name}-{pod.task}-{job}"
+        return {"batch.kubernetes.io/job-completion-index": str(i), "batch.kubernetes.io/job-name": job_name,
+                "job-name": job_name, "jobset.sigs.k8s.io/jobset-name": self.name,
+                "jobset.sigs.k8s.io/replicatedjob-name": pod.task,
+                "jobset.sigs.k8s.io/replicatedjob-replicas": str(task["replicas"] // task["parallelism"]),
+                "jobset.sigs.k8s.io/global-replicas": str(total), "jobset.sigs.k8s.io/job-index": str(job),
+                "jobset.sigs.k8s.io/job-global-index": str(before + job), "jobset.sigs.k8s.io/restart-attempt": "0"}
+
+    def pod_files(self, pod: "Pod", etc: pathlib.Path):
+        """A downwardAPI volume of metadata.labels, in the kubelet's format and layout."""
+        spec = self._task(pod.task)["template"]["spec"]
+        volumes = {v["name"]: v for v in spec.get("volumes", []) if "downwardAPI" in v}
+        for mount in pod.container.get("volumeMounts", []):
+            if mount["name"] not in volumes:
+                continue
+            assert mount["mountPath"].startswith("/etc/"), "the simulator mounts downwardAPI volumes under /etc only"
+            data = {}
+            for item in volumes[mount["name"]]["downwardAPI"]["items"]:
+                assert item["fieldRef"]["fieldPath"] == "metadata.labels", item
+                data[item["path"]] = "\n".join(f'{k}={json.dumps(v)}' for k, v in sorted(self.labels(pod).items()))
+            write_configmap(etc / mount["mountPath"][len("/etc/"):], data)
+
+    def pod(self, task: str, job: int = 0, index: int = 0) -> "Pod":
+        t = self._task(task)
+        return [p for p in self.pods.values() if p.task == task and p.index == job * t["parallelism"] + index][0]
 
 
 
@@ -383,6 +521,7 @@ class Pod:
         (upper / "resolv.conf").write_text(resolv_conf(self.job.namespace, self.cluster.bridge_ip, DOMAIN))
         if "svc" in self.job.plugins or "ray" in self.job.plugins:
             write_configmap(upper / "volcano", svc_configmap(self.job.hosts))
+        self.job.pod_files(self, upper)
         return upper, work
 
     # Lifecycle -------------------------------------------------------------------------------
@@ -408,6 +547,8 @@ class Pod:
         self.exit_code = None
         if ready:
             self.mark_ready()
+        elif self.job.publish_not_ready:
+            self.cluster._write_dns()  # its Service publishes it before it is Ready
 
     def _find_pid1(self):
         try:

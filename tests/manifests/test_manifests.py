@@ -1,10 +1,13 @@
-"""The shipped Kubernetes manifests (k8s/): every Volcano Job validates against Volcano's own CRD
-schema, and the sidecar wiring is consistent: the probes reach the sidecar's probes port, the
-preStop drain is `rayboot-sidecar drain` run inside the pod (never an httpGet: the drain is not on
-the pod network) from a binary the Ray container has, and the grace period outlasts the drain
-deadline; the API token is mounted in the sidecar alone; every job ships a NetworkPolicy that
-admits only its own pods. The test node's bridge CNI enforces no NetworkPolicy, so the policies are
-checked here, for what they select and admit, and not by traffic."""
+"""The shipped Kubernetes manifests (k8s/): every Volcano Job, LeaderWorkerSet and JobSet validates
+against its project's own CRD schema (and the pod and Job templates inside them against
+Kubernetes' own), every pod meets Pod Security "restricted", and the sidecar wiring is consistent:
+the probes reach the sidecar's probes port, the preStop drain is `rayboot-sidecar drain` run inside
+the pod (never an httpGet: the drain is not on the pod network) from a binary the Ray container
+has, and the grace period outlasts the drain deadline; the API token is mounted in the sidecar
+alone; every job ships a NetworkPolicy that admits only its own pods. The test node's bridge CNI
+enforces no NetworkPolicy, so the policies are checked here, for what they select and admit, and
+not by traffic."""
+import json
 import pathlib
 import re
 
@@ -16,7 +19,11 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # Volcano's Job CRD, copied from the shared project files (../shared/schemas/volcano/) so that a
 # clean clone validates on its own.
-CRD = pathlib.Path(__file__).resolve().parent / "schemas" / "batch.volcano.sh_jobs.yaml"
+SCHEMAS = pathlib.Path(__file__).resolve().parent / "schemas"
+CRD = SCHEMAS / "batch.volcano.sh_jobs.yaml"
+# LeaderWorkerSet's and JobSet's CRDs from their source (the files' headers say which release).
+PLATFORM_CRDS = {("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+                 ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io_jobsets.yaml"}
 MANIFESTS = sorted((REPO / "k8s").rglob("*.yaml"))
 SIDECAR_PORT = 8077
 SA_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -56,6 +63,61 @@ def vcjob_schema():
 
 def test_there_are_manifests():
     assert vcjobs(), "k8s/ holds no Volcano Job"
+    for kind in PLATFORM_CRDS:
+        assert platform_documents(kind), f"k8s/ holds no {kind[1]}"
+
+
+def platform_documents(kind):
+    return [(p, d) for p, d in documents() if (d.get("apiVersion"), d.get("kind")) == kind]
+
+
+def crd_schema(file, version):
+    crd = yaml.safe_load((SCHEMAS / file).read_text())
+    (v,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
+    return v["schema"]["openAPIV3Schema"]
+
+
+@pytest.mark.parametrize("kind", sorted(PLATFORM_CRDS), ids=lambda k: k[1])
+def test_platform_manifests_match_their_crd(kind):
+    schema = crd_schema(PLATFORM_CRDS[kind], kind[0].split("/")[1])
+    for path, doc in platform_documents(kind):
+        jsonschema.validate(doc, schema)
+
+
+def test_platform_crds_catch_mistakes():
+    """The schemas bite: a size that is not a number, a replicated job without its template."""
+    (_, lws), = platform_documents(("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"))
+    bad = json.loads(json.dumps(lws))
+    bad["spec"]["leaderWorkerTemplate"]["size"] = "three"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, crd_schema(PLATFORM_CRDS[("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")], "v1"))
+    (_, js), = platform_documents(("jobset.x-k8s.io/v1alpha2", "JobSet"))
+    bad = json.loads(json.dumps(js))
+    del bad["spec"]["replicatedJobs"][1]["template"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, crd_schema(PLATFORM_CRDS[("jobset.x-k8s.io/v1alpha2", "JobSet")], "v1alpha2"))
+
+
+def embedded_core_objects():
+    """The pod templates of LeaderWorkerSets and the Job templates of JobSets, as the core objects
+    their controllers make of them, for Kubernetes' own (strict) schema: the CRDs' copies of the pod
+    schema let an unknown field through."""
+    for path, doc in platform_documents(("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")):
+        for which in ("leaderTemplate", "workerTemplate"):
+            tmpl = doc["spec"]["leaderWorkerTemplate"].get(which)
+            if tmpl:
+                yield path, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{which.lower()}-0"},
+                             "spec": tmpl["spec"]}
+    for path, doc in platform_documents(("jobset.x-k8s.io/v1alpha2", "JobSet")):
+        for rjob in doc["spec"]["replicatedJobs"]:
+            yield path, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": rjob["name"]},
+                         "spec": rjob["template"]["spec"]}
+
+
+@pytest.mark.parametrize("path,doc", list(embedded_core_objects()),
+                         ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
+def test_platform_templates_are_valid_kubernetes(path, doc):
+    kubernetes_validate.validate(json.loads(json.dumps(doc)), KUBERNETES_VERSION, strict=True)
 
 
 @pytest.mark.parametrize("path,doc", vcjobs(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
@@ -182,6 +244,44 @@ def pod_specs():
             yield from ((path, t["template"]["spec"]) for t in doc["spec"]["tasks"])
         elif doc.get("kind") == "Job":
             yield path, doc["spec"]["template"]["spec"]
+        elif doc.get("kind") == "LeaderWorkerSet":
+            lwt = doc["spec"]["leaderWorkerTemplate"]
+            yield from ((path, t["spec"]) for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t)
+        elif doc.get("kind") == "JobSet":
+            yield from ((path, r["template"]["spec"]["template"]["spec"]) for r in doc["spec"]["replicatedJobs"])
+
+
+def test_every_pod_is_restricted():
+    """Pod Security "restricted" as the shipped manifests meet it (the real node enforces it too):
+    UID 1000, no privilege escalation, every capability dropped, RuntimeDefault seccomp, a read-only
+    root with /tmp an emptyDir wherever Ray runs."""
+    specs = list(pod_specs())
+    assert specs
+    for path, spec in specs:
+        sc = spec.get("securityContext", {})
+        assert sc.get("runAsNonRoot") is True and sc.get("runAsUser") == 1000, path.name
+        assert sc.get("seccompProfile") == {"type": "RuntimeDefault"}, path.name
+        empty_dirs = {v["name"] for v in spec.get("volumes", []) if "emptyDir" in v}
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            csc = c.get("securityContext", {})
+            assert csc.get("allowPrivilegeEscalation") is False, f"{path.name}/{c['name']}"
+            assert csc.get("capabilities", {}).get("drop") == ["ALL"], f"{path.name}/{c['name']}"
+            assert csc.get("readOnlyRootFilesystem") is True, f"{path.name}/{c['name']}"
+            if c["image"].startswith("registry.example.com/ray:") or c["image"] == STOCK_RAY:
+                tmp = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/tmp"]
+                assert tmp and tmp[0]["name"] in empty_dirs, f"{path.name}/{c['name']}: /tmp is not an emptyDir"
+
+
+def test_jobset_pods_mount_their_labels():
+    """rayboot knows a JobSet pod by its labels at /etc/podinfo/labels (the downward API)."""
+    for path, doc in platform_documents(("jobset.x-k8s.io/v1alpha2", "JobSet")):
+        for rjob in doc["spec"]["replicatedJobs"]:
+            spec = rjob["template"]["spec"]["template"]["spec"]
+            vols = {v["name"]: v for v in spec["volumes"]}
+            for c in spec["containers"]:
+                (m,) = [m for m in c["volumeMounts"] if m["mountPath"] == "/etc/podinfo"]
+                items = vols[m["name"]]["downwardAPI"]["items"]
+                assert {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}} in items, rjob["name"]
 
 
 def test_images_are_the_documented_placeholders():

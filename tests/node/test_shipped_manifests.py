@@ -62,6 +62,11 @@ def _pod_specs(doc):
         return [doc["spec"]["template"]["spec"]]
     if doc["kind"] == "Job":  # batch.volcano.sh
         return [t["template"]["spec"] for t in doc["spec"]["tasks"]]
+    if doc["kind"] == "LeaderWorkerSet":
+        lwt = doc["spec"]["leaderWorkerTemplate"]
+        return [t["spec"] for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t]
+    if doc["kind"] == "JobSet":
+        return [r["template"]["spec"]["template"]["spec"] for r in doc["spec"]["replicatedJobs"]]
     return []
 
 

@@ -15,7 +15,9 @@ def test_help_documents_every_variable_and_flag(rayboot_bin):
                  "RAYBOOT_EVICTION_EXIT_CODE", "RAYBOOT_POD_IP", "RAYBOOT_TERMINATION_LOG", "RAYBOOT_POD_NAME",
                  "RAYBOOT_POD_NAMESPACE", "RAYBOOT_CLUSTER_DOMAIN", "--head", "--headContainer",
                  "--worker", "--workerContainer", "--port", "--dashboardPort", "--clientPort", "plan",
-                 "--format", "--log-format", "JOB_COMPLETION_INDEX", "NVIDIA_VISIBLE_DEVICES"):
+                 "--format", "--log-format", "JOB_COMPLETION_INDEX", "NVIDIA_VISIBLE_DEVICES",
+                 "LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "RAYBOOT_WORKER_PARALLELISM",
+                 "/etc/podinfo/labels"):
         assert word in out, f"--help does not mention {word}"
 
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,12 +109,67 @@ static void test_evidence(void **state)
     plan_free(&p);
 }
 
+/* LeaderWorkerSet's and JobSet's evidence: what decided, in JSON and in the text summary. */
+static void test_platform_evidence(void **state)
+{
+    struct plan p;
+    cJSON *root, *ev;
+    char *json, *summary;
+    (void)state;
+    memset(&p, 0, sizeof(p));
+    p.index = 1;
+    p.workers_expected = 3;
+    p.workers_from = "LWS_GROUP_SIZE";
+    p.source = PLAN_SOURCE_LWS;
+    p.role = PLAN_ROLE_WORKER;
+    snprintf(p.role_from, sizeof(p.role_from), "LWS_WORKER_INDEX=1");
+    snprintf(p.head_from, sizeof(p.head_from), "LWS_LEADER_ADDRESS=l-0.l.ns");
+    p.lws = (struct lws_pod){true, "l", "l-0", 0, 4, 1, "l-0.l", "ns"};
+    json = plan_render_json(&p);
+    root = cJSON_Parse(json);
+    assert_string_equal(cJSON_GetObjectItem(root, "source")->valuestring, "lws");
+    ev = cJSON_GetObjectItem(root, "evidence");
+    assert_string_equal(cJSON_GetObjectItem(ev, "role_from")->valuestring, "LWS_WORKER_INDEX=1");
+    assert_string_equal(cJSON_GetObjectItem(ev, "head_from")->valuestring, "LWS_LEADER_ADDRESS=l-0.l.ns");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "lws"), "group_size")->valueint, 4);
+    assert_null(cJSON_GetObjectItem(ev, "jobset"));
+    cJSON_Delete(root);
+    free(json);
+    summary = plan_render_text(&p);
+    assert_non_null(strstr(summary, "role:             worker (from lws: LWS_WORKER_INDEX=1)\n"));
+    assert_non_null(strstr(summary, "head from:        LWS_LEADER_ADDRESS=l-0.l.ns\n"));
+    assert_non_null(strstr(summary, "workers expected: 3 (LWS_GROUP_SIZE=4, less the leader)\n"));
+    free(summary);
+
+    memset(&p.lws, 0, sizeof(p.lws));
+    p.source = PLAN_SOURCE_JOBSET;
+    p.workers_from = "jobset";
+    p.workers_expected = 8;
+    p.jobset = (struct jobset_pod){.found = true, .name = "rc", .replicated_job = "workers", .replicated_job_replicas = 2,
+                                   .global_replicas = 3, .restart_attempt = -1, .head_job = "head", .worker_jobs = 2,
+                                   .pods_per_job = 4, .pods_per_job_from = "RAYBOOT_WORKER_PARALLELISM"};
+    json = plan_render_json(&p);
+    root = cJSON_Parse(json);
+    ev = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "evidence"), "jobset");
+    assert_int_equal(cJSON_GetObjectItem(ev, "pods_per_job")->valueint, 4);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ev, "restart_attempt")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ev, "subdomain")));
+    cJSON_Delete(root);
+    free(json);
+    summary = plan_render_text(&p);
+    assert_non_null(strstr(summary, "workers expected: 8 ((global-replicas 3 - the head's 1 Job) x 4 pods per Job "
+                                    "(RAYBOOT_WORKER_PARALLELISM))\n"));
+    free(summary);
+    plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_utf8_is_kept),
         cmocka_unit_test(test_invalid_bytes_become_replacement_characters),
         cmocka_unit_test(test_evidence),
+        cmocka_unit_test(test_platform_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
