@@ -66,8 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     (void)gcs_decode_drain(data, size, &err);
     budget_ms = ((long)next_byte(&s) << 8 | next_byte(&s)) * 10 - 1000; /* may be negative */
-    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "EvictionByEvictionAPI: Eviction API: evicting", budget_ms,
-                now_ms);
+    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "EvictionByEvictionAPI: Eviction API: evicting", budget_ms, now_ms);
     for (int e = 0; e < FUZZ_EVENTS_MAX && s.p < s.end; e++) {
         struct prober_request req;
         struct prober_reply reply;
@@ -83,9 +82,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (rc == DRAIN_NEXT_SLEEP && (wake_ms <= now_ms || wake_ms > d.deadline_ms)))
             __builtin_trap();
         if (rc == DRAIN_NEXT_ASK && ((req.op != PROBE_DRAIN && req.op != PROBE_FIND_NODE &&
-                         !(req.op == PROBE_DEPARTURE && before == DRAIN_ASKING)) ||
-                        !fuzz_terminated(req.text, sizeof(req.text)) ||
-                        strcmp(req.addr, "10.0.0.1") != 0 || strcmp(req.name, "10.0.0.7") != 0))
+                                      !(req.op == PROBE_DEPARTURE && before == DRAIN_ASKING)) ||
+                                     !fuzz_terminated(req.text, sizeof(req.text)) ||
+                                     strcmp(req.addr, "10.0.0.1") != 0 || strcmp(req.name, "10.0.0.7") != 0))
             __builtin_trap();
         check(&d, before, now_ms);
         before = d.state;

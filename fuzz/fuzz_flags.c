@@ -70,8 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc] = NULL;
     if (cli_parse(argc, argv, envp, &cli, &err) == 0) {
         check_plugin(&cli.plugin);
-        if (cli.action > CLI_VERSION || (cli.action == CLI_INSTALL && cli.install_dir &&
-                                         (cli.install_dir < text || cli.install_dir > text + size)))
+        if (cli.action > CLI_VERSION ||
+            (cli.action == CLI_INSTALL && cli.install_dir && (cli.install_dir < text || cli.install_dir > text + size)))
             __builtin_trap();
         if (cli.command && (cli.command < argv + 2 || cli.command > argv + argc || strcmp(cli.command[-1], "--") != 0 ||
                             cli.command + cli.command_argc != argv + argc))

@@ -1,8 +1,8 @@
 /* libFuzzer target: what lib/grpc.c and lib/grpc_frame.c make of a gRPC reply: the response
  * headers and trailers (one per line, as libcurl hands them to grpc_header_line), then, after an
  * empty line, the body, fed in two pieces through httpc_body_append (as lib/httpc.c's libcurl
- * callback does) and judged by grpc_reply_check exactly as grpc_call does. A message that is accepted must be the frame's
- * whole payload; grpc-message stays a bounded string; a frame re-encodes to the same bytes. */
+ * callback does) and judged by grpc_reply_check exactly as grpc_call does. A message that is accepted must be the
+ * frame's whole payload; grpc-message stays a bounded string; a frame re-encodes to the same bytes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,8 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         if (grpc_reply_check(http_status, &reply, &err) == 0) {
             if (reply.msg != (const uint8_t *)reply.body.buf + GRPC_FRAME_HEADER_BYTES ||
-                reply.msg_len != reply.body.len - GRPC_FRAME_HEADER_BYTES ||
-                http_status != 200 || reply.grpc_status != 0)
+                reply.msg_len != reply.body.len - GRPC_FRAME_HEADER_BYTES || http_status != 200 ||
+                reply.grpc_status != 0)
                 __builtin_trap();
             check_round_trip(reply.msg, reply.msg_len);
         } else if (!fuzz_terminated(err.msg, sizeof(err.msg))) {

@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     file = n > 1 ? parts[1] : "";
     if (hosts_find_fqdn(file, hostname, fqdn) == 0) {
         size_t host_len = strlen(hostname), len = strnlen(fqdn, sizeof(fqdn));
-        if (len == sizeof(fqdn) || len <= host_len || strncmp(fqdn, hostname, host_len) != 0 ||
-            fqdn[host_len] != '.' || has_blank(fqdn))
+        if (len == sizeof(fqdn) || len <= host_len || strncmp(fqdn, hostname, host_len) != 0 || fqdn[host_len] != '.' ||
+            has_blank(fqdn))
             __builtin_trap();
     }
     if (hosts_lookup_addr(file, hostname, addr, sizeof(addr)) == 0) {

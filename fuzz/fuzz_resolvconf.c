@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!rc)
         abort();
     resolvconf_parse(text, rc);
-    if (rc->nsearch > RESOLVCONF_SEARCH_MAX || rc->nnameservers > RESOLVCONF_NAMESERVERS_MAX ||
-        rc->ndots < 0 || rc->ndots > 15)
+    if (rc->nsearch > RESOLVCONF_SEARCH_MAX || rc->nnameservers > RESOLVCONF_NAMESERVERS_MAX || rc->ndots < 0 ||
+        rc->ndots > 15)
         __builtin_trap();
     for (size_t i = 0; i < rc->nsearch; i++) {
         if (!word_ok(rc->search[i], sizeof(rc->search[i])))

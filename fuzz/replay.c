@@ -89,8 +89,8 @@ static long replay_dir(const char *dir)
         char path[4096];
         struct stat st;
         if (names[i]->d_name[0] != '.' &&
-            snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) < (int)sizeof(path) &&
-            stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name) < (int)sizeof(path) && stat(path, &st) == 0 &&
+            S_ISREG(st.st_mode)) {
             if (replay_file(path) < 0)
                 done = -1;
             else if (done >= 0)
@@ -132,6 +132,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "replay: no inputs in %s\n", argv[1]);
         return 2;
     }
-    fprintf(stderr, "replay %s: %ld inputs, no crash, no broken invariant\n", strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], total);
+    fprintf(stderr, "replay %s: %ld inputs, no crash, no broken invariant\n",
+            strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], total);
     return 0;
 }

@@ -65,8 +65,8 @@ static int cli_subcommand(struct cli *cli, const char *word, bool *seen, struct 
             cli->action = word[0] == 'p' ? CLI_PLAN : CLI_SUBMIT;
         return 0;
     }
-    return errbuf_set(err, "unknown subcommand '%.80s' (expected plan, submit or install; the user's command goes after --)",
-                      word);
+    return errbuf_set(
+        err, "unknown subcommand '%.80s' (expected plan, submit or install; the user's command goes after --)", word);
 }
 
 int cli_parse(int argc, char **argv, const char *const *envp, struct cli *cli, struct errbuf *err)

@@ -15,8 +15,10 @@ int dashboard_base_parse(const char *base_url, const char *what, char base[DASHB
     size_t len = strlen(base_url);
     if (strncmp(base_url, "http://", 7) != 0 || len <= 7 || len >= DASHBOARD_BASE_MAX_BYTES ||
         strcspn(base_url + 7, "/?#@ \t\r\n") == 0)
-        return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT (the dashboard, e.g. http://head:8265; "
-                               "https is not supported)", what, base_url);
+        return errbuf_set(err,
+                          "%s=%.200s: expected http://HOST:PORT (the dashboard, e.g. http://head:8265; "
+                          "https is not supported)",
+                          what, base_url);
     if (strpbrk(base_url + 7, "?#@ \t\r\n"))
         return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT, without query, user or spaces", what, base_url);
     memcpy(base, base_url, len + 1);
@@ -38,8 +40,8 @@ void dashboard_free(struct dashboard *d)
     httpc_free(&d->http);
 }
 
-int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body,
-                   size_t max_bytes, long timeout_ms, struct httpc_reply *out, struct errbuf *err)
+int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body, size_t max_bytes,
+                   long timeout_ms, struct httpc_reply *out, struct errbuf *err)
 {
     static const char *const json_headers[] = {"Content-Type: application/json", NULL};
     char url[1024];

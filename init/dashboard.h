@@ -29,8 +29,8 @@ void dashboard_free(struct dashboard *d);
 /* One request (json_body: a POST's body, or NULL for a GET). 0 with the reply, whatever its
  * status (httpc_reply_free); a negative enum httpc_failure when there was no HTTP answer
  * (refused, timeout, HTTPC_TOO_LARGE past max_bytes, ...), with the message. */
-int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body,
-                   size_t max_bytes, long timeout_ms, struct httpc_reply *out, struct errbuf *err);
+int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body, size_t max_bytes,
+                   long timeout_ms, struct httpc_reply *out, struct errbuf *err);
 
 /* The reply body as one printable line, cut, for messages (Ray answers errors in plain text,
  * often a Python traceback: its last line says what was wrong). */

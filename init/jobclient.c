@@ -89,8 +89,7 @@ enum jobclient_result jobclient_submit(struct dashboard *d, char *const *argv, i
     return rc;
 }
 
-enum jobclient_result jobclient_logs(struct dashboard *d, const char *id, char **logs, size_t *len,
-                                     struct errbuf *err)
+enum jobclient_result jobclient_logs(struct dashboard *d, const char *id, char **logs, size_t *len, struct errbuf *err)
 {
     struct httpc_reply r;
     char path[JOBSAPI_ID_MAX_BYTES + 16];

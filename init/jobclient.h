@@ -29,8 +29,7 @@ enum jobclient_result jobclient_submit(struct dashboard *d, char *const *argv, i
                                        const struct jobsapi_submit *req, char id[JOBSAPI_ID_MAX_BYTES],
                                        struct errbuf *err);
 /* GET /api/jobs/<id>/logs: the whole log so far, malloc'd into *logs (*len bytes). */
-enum jobclient_result jobclient_logs(struct dashboard *d, const char *id, char **logs, size_t *len,
-                                     struct errbuf *err);
+enum jobclient_result jobclient_logs(struct dashboard *d, const char *id, char **logs, size_t *len, struct errbuf *err);
 /* POST /api/jobs/<id>/stop; *status: the HTTP status. */
 enum jobclient_result jobclient_stop(struct dashboard *d, const char *id, long *status, struct errbuf *err);
 

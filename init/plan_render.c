@@ -223,12 +223,14 @@ char *plan_render_text(const struct plan *p)
     if (p->head_from[0])
         append(&buf, &len, "head from:        %s\n", p->head_from);
     if (p->lws.found)
-        append(&buf, &len, "lws:              group %s (index %ld) of LeaderWorkerSet %s, size %ld; this pod is %s %ld\n",
+        append(&buf, &len,
+               "lws:              group %s (index %ld) of LeaderWorkerSet %s, size %ld; this pod is %s %ld\n",
                p->lws.group, p->lws.group_index, p->lws.name, p->lws.size,
                p->lws.worker_index == 0 ? "the leader, index" : "worker", p->lws.worker_index);
     if (p->jobset.found)
-        append(&buf, &len, "jobset:           %s, replicated job %s (%ld Job%s), Job %ld, pod %ld; %ld Jobs in all; head: "
-                           "replicated job %s\n",
+        append(&buf, &len,
+               "jobset:           %s, replicated job %s (%ld Job%s), Job %ld, pod %ld; %ld Jobs in all; head: "
+               "replicated job %s\n",
                p->jobset.name, p->jobset.replicated_job, p->jobset.replicated_job_replicas,
                p->jobset.replicated_job_replicas == 1 ? "" : "s", p->jobset.job_index, p->jobset.pod_index,
                p->jobset.global_replicas, p->jobset.head_job);

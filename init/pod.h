@@ -32,11 +32,11 @@ struct pod {
     bool interrupt_stops; /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
     bool term_requested;  /* a stop signal (SIGTERM) arrived: drain and stop */
     bool cmd_stopped;     /* SIGTERM stopped the head's command before it ended */
-    bool stopping;       /* the end is decided; waiting for children to go */
-    bool restarting_ray; /* a worker is leaving an old head to join a new one */
-    bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
-    bool drained;        /* SIGTERM's drain finished: the node left the cluster */
-    long kill_at_ms;     /* SIGKILL whatever is left at this time (0: not yet set) */
+    bool stopping;        /* the end is decided; waiting for children to go */
+    bool restarting_ray;  /* a worker is leaving an old head to join a new one */
+    bool job_finished;    /* the head's command is done (head: ran it; worker: read it in the GCS) */
+    bool drained;         /* SIGTERM's drain finished: the node left the cluster */
+    long kill_at_ms;      /* SIGKILL whatever is left at this time (0: not yet set) */
     int exit_code;
 
     char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */

@@ -83,7 +83,8 @@ static int start_head(struct pod *pod)
 static int run_submitter(struct pod *pod, const char *const *envp)
 {
     const struct plan *p = &pod->plan;
-    struct submit_config c = {.argv = p->command.items, .argc = (int)p->command.len, .url_from = "the head's dashboard"};
+    struct submit_config c = {
+        .argv = p->command.items, .argc = (int)p->command.len, .url_from = "the head's dashboard"};
     char url[ADDRESS_HOST_MAX_BYTES + 32], derived[JOBSAPI_ID_MAX_BYTES] = "", meta[3][320];
     const char *const keys[3] = {"rayboot.pod", "rayboot.job", "rayboot.namespace"};
     const char *const values[3] = {p->pod_name, p->job, p->namespace_};

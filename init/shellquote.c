@@ -16,8 +16,8 @@
 
 /* Words sh, dash or bash read as syntax in command position (POSIX 2.4, and bash's own). */
 static const char *const reserved_words[] = {
-    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac",
-    "while", "until", "for", "in", "function", "select", "time", "coproc",
+    "if",    "then",  "else", "elif", "fi",       "do",     "done", "case",   "esac",
+    "while", "until", "for",  "in",   "function", "select", "time", "coproc",
 };
 
 static bool is_reserved(const char *word)

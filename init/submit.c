@@ -66,16 +66,15 @@ static int load_runtime_env(struct submit_config *c, const char *const *envp, st
     return 0;
 }
 
-static int load_submission_id(struct submit_config *c, const char *const *envp, const char *derived,
-                              struct errbuf *err)
+static int load_submission_id(struct submit_config *c, const char *const *envp, const char *derived, struct errbuf *err)
 {
     const char *given = env_lookup_nonempty(envp, "RAYBOOT_SUBMISSION_ID");
     const char *id = given ? given : derived;
     if (!id)
         return 0;
     /* It goes into URL paths: letters, digits and a few marks only. */
-    if (strlen(id) >= sizeof(c->id) || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
-                                           strlen(id))
+    if (strlen(id) >= sizeof(c->id) ||
+        strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(id))
         return errbuf_set(err, "RAYBOOT_SUBMISSION_ID=%.80s: use letters, digits, '-', '_' and '.' (at most %zu)", id,
                           sizeof(c->id) - 1);
     snprintf(c->id, sizeof(c->id), "%s", id);
@@ -297,7 +296,8 @@ static int follow(struct submitter *s)
         if (!unreachable_since)
             unreachable_since = monotime_ms();
         if (monotime_ms() - unreachable_since >= s->c->head_loss_timeout_ms) {
-            log_error("the dashboard has not answered for %.0f s: %s", (double)s->c->head_loss_timeout_ms / 1000.0, err.msg);
+            log_error("the dashboard has not answered for %.0f s: %s", (double)s->c->head_loss_timeout_ms / 1000.0,
+                      err.msg);
             return EXIT_WAIT_DEADLINE;
         }
     }

@@ -11,8 +11,8 @@
 struct submit_config {
     char *const *argv; /* the job's entrypoint */
     int argc;
-    const char *url;      /* the dashboard, http://HOST:PORT */
-    const char *url_from; /* where url came from ("--address", ...), for messages */
+    const char *url;               /* the dashboard, http://HOST:PORT */
+    const char *url_from;          /* where url came from ("--address", ...), for messages */
     char id[JOBSAPI_ID_MAX_BYTES]; /* the submission_id, or "": Ray makes one */
     char *runtime_env;             /* a JSON object's text, or NULL (submit_config_free) */
     const char *metadata[4];       /* "key=value" strings, NULL-terminated */

@@ -119,7 +119,8 @@ static void wait_workers_gone(struct pod *pod)
     struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
     struct prober_reply nodes;
     while (monotime_ms() < deadline && pod->ray_pid > 0 && !pod->term_requested) {
-        if (pod_ask(pod, prober_req_nodes(pod->gcs_addr, pod->plan.head_port, 0), &nodes) == PROBER_OK && nodes.alive_workers == 0)
+        if (pod_ask(pod, prober_req_nodes(pod->gcs_addr, pod->plan.head_port, 0), &nodes) == PROBER_OK &&
+            nodes.alive_workers == 0)
             return;
         wait_sleep(HEAD_LINGER_POLL_MS, &stop);
     }
@@ -135,7 +136,8 @@ static void command_done(struct pod *pod)
     pod->job_finished = true;
     pod->stopping = true;
     snprintf(code, sizeof(code), "%d", pod->exit_code);
-    if (pod->ray_pid > 0 && pod_ask(pod, prober_req_kv_put(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, code, 0), &reply) == PROBER_OK) {
+    if (pod->ray_pid > 0 && pod_ask(pod, prober_req_kv_put(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, code, 0),
+                                    &reply) == PROBER_OK) {
         log_info("the command is done (exit %d); waiting for the workers to leave before Ray stops", pod->exit_code);
         wait_workers_gone(pod);
     }
@@ -198,7 +200,8 @@ static void worker_ray_ended(struct pod *pod)
 static void monitor_head(struct pod *pod)
 {
     struct prober_reply reply;
-    if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 || monotime_ms() < pod->next_monitor_ms)
+    if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 ||
+        monotime_ms() < pod->next_monitor_ms)
         return;
     pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
     if (pod_ask(pod, prober_req_resolve(pod->plan.head_fqdn, 0), &reply) == PROBER_OK)

@@ -78,7 +78,8 @@ static const char usage_text[] =
     "  /var/run/secrets/kubernetes.io/serviceaccount/namespace, /sys/fs/cgroup/{cpu,memory}.max\n"
     "\n"
     "Exit codes: 0 success; 2 usage or configuration error (submitter: the dashboard refused the job);\n"
-    "  73 `install` could not write into DIR; 75 a wait's deadline passed; submitter: 1 the job FAILED, 3 it was STOPPED;\n"
+    "  73 `install` could not write into DIR; 75 a wait's deadline passed; submitter: 1 the job FAILED, 3 it was "
+    "STOPPED;\n"
     "  126/127 COMMAND could not be executed / was not found; otherwise COMMAND's own code, or\n"
     "  128+N when signal N ended it.\n";
 

@@ -26,8 +26,7 @@ int port_parse(const char *text, int *port, struct errbuf *err)
     return 0;
 }
 
-int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port,
-                  struct errbuf *err)
+int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port, struct errbuf *err)
 {
     const char *colon;
     size_t host_len;

@@ -14,7 +14,6 @@ int port_parse(const char *text, int *port, struct errbuf *err);
 
 /* "host:port" or "[ipv6]:port"; a trailing dot on the host is dropped. host receives the name
  * (without brackets). The message does not repeat text: the caller names the variable. */
-int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port,
-                  struct errbuf *err);
+int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port, struct errbuf *err);
 
 #endif

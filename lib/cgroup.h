@@ -15,7 +15,7 @@
 
 /* What the container may use; 0 means no limit (Ray decides). */
 struct cgroup_limits {
-    long cpus;                       /* rounded up */
+    long cpus; /* rounded up */
     unsigned long long memory_bytes;
 };
 

@@ -43,7 +43,7 @@ static int cross_check_index(const struct plan_input *in, bool shared, struct pl
             continue;
         }
         if (idx != p->index && plan_warn(p, err, "%s=%ld, but HOSTNAME=%s is entry %ld of task %s; using the host list",
-                                    names[i], idx, p->pod_name, p->index, p->task) < 0)
+                                         names[i], idx, p->pod_name, p->index, p->task) < 0)
             return -1;
     }
     return 0;
@@ -76,8 +76,8 @@ static bool shared_hostname(const struct volcano_task *t, const char *name)
 /* Every task --worker names must be a task of the job, and neither the head nor the submitter: a
  * typo would otherwise count no workers, and the head would run its command at once. */
 static int check_worker_names(const struct plan_input *in, const struct volcano_tasks *vt,
-                              const struct volcano_task *head, const struct volcano_task *submitter,
-                              const char *tasks, struct errbuf *err)
+                              const struct volcano_task *head, const struct volcano_task *submitter, const char *tasks,
+                              struct errbuf *err)
 {
     const char *list = in->plugin->worker_tasks;
     if (!in->plugin->worker_given)
@@ -104,9 +104,8 @@ static int check_worker_names(const struct plan_input *in, const struct volcano_
 /* The worker groups: the tasks --worker names when it is given (the ray plugin's own worker
  * task), else every task but the head and the submitter (which runs no Ray node). Every task goes
  * into p->tasks, the evidence `rayboot plan` shows for workers_expected. */
-static int count_workers(const struct plan_input *in, const struct volcano_tasks *vt,
-                         const struct volcano_task *head, const struct volcano_task *submitter,
-                         struct plan *p, struct errbuf *err)
+static int count_workers(const struct plan_input *in, const struct volcano_tasks *vt, const struct volcano_task *head,
+                         const struct volcano_task *submitter, struct plan *p, struct errbuf *err)
 {
     bool count_given = env_lookup_nonempty(in->envp, "RAYBOOT_WORKERS_EXPECTED") != NULL;
 
@@ -136,13 +135,14 @@ static int count_workers(const struct plan_input *in, const struct volcano_tasks
         p->workers_expected += pt->hosts;
         if (task->declared >= 0 && (size_t)task->declared != task->nhosts &&
             plan_warn(p, err, "task %s: VC_*_NUM says %ld but its list has %zu hosts; using the list", task->key,
-                 task->declared, task->nhosts) < 0)
+                      task->declared, task->nhosts) < 0)
             return -1;
         if (pt->shared_hostname && !count_given &&
-            plan_warn(p, err, "task %s: its template sets hostname %.*s, so all its pods share that one DNS name and "
-                         "Volcano lists it once whatever the replicas; it counts as 1 worker (set "
-                         "RAYBOOT_WORKERS_EXPECTED to the real count)",
-                 pt->name, (int)strcspn(task->hosts[0], "."), task->hosts[0]) < 0)
+            plan_warn(p, err,
+                      "task %s: its template sets hostname %.*s, so all its pods share that one DNS name and "
+                      "Volcano lists it once whatever the replicas; it counts as 1 worker (set "
+                      "RAYBOOT_WORKERS_EXPECTED to the real count)",
+                      pt->name, (int)strcspn(task->hosts[0], "."), task->hosts[0]) < 0)
             return -1;
     }
     return 0;
@@ -150,8 +150,8 @@ static int count_workers(const struct plan_input *in, const struct volcano_tasks
 
 /* The head task must have a pod: a task scaled to replicas: 0 is no head. Without a head task,
  * only RAYBOOT_HEAD_ADDRESS can say where the head is. */
-static int check_head_task(const struct plan_input *in, const struct volcano_tasks *vt,
-                           const struct volcano_task *head, const char *tasks, struct plan *p, struct errbuf *err)
+static int check_head_task(const struct plan_input *in, const struct volcano_tasks *vt, const struct volcano_task *head,
+                           const char *tasks, struct plan *p, struct errbuf *err)
 {
     bool address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS") != NULL;
     if (head && head->nhosts > 0)
@@ -159,17 +159,20 @@ static int check_head_task(const struct plan_input *in, const struct volcano_tas
     p->workers_expected = -1;
     p->workers_from = NULL;
     if (head && !address)
-        return errbuf_set(err, "task %s has no replicas (%s is empty), so the job has no Ray head: set its "
-                               "replicas to 1, or name the head task with --head=TASK",
+        return errbuf_set(err,
+                          "task %s has no replicas (%s is empty), so the job has no Ray head: set its "
+                          "replicas to 1, or name the head task with --head=TASK",
                           in->plugin->head_task, head->list_name);
     if (head)
-        return plan_warn(p, err, "task %s has no replicas; the head comes from RAYBOOT_HEAD_ADDRESS", in->plugin->head_task);
+        return plan_warn(p, err, "task %s has no replicas; the head comes from RAYBOOT_HEAD_ADDRESS",
+                         in->plugin->head_task);
     if (!address)
-        return errbuf_set(err, "no Volcano task named '%s' in %s (tasks: %s): name the head task "
-                               "with --head=TASK (on the command line or in RAYBOOT_PLUGIN_ARGS)",
+        return errbuf_set(err,
+                          "no Volcano task named '%s' in %s (tasks: %s): name the head task "
+                          "with --head=TASK (on the command line or in RAYBOOT_PLUGIN_ARGS)",
                           in->plugin->head_task, vt->origin, tasks);
     return plan_warn(p, err, "no Volcano task named '%s' (tasks: %s); the head comes from RAYBOOT_HEAD_ADDRESS",
-                in->plugin->head_task, tasks);
+                     in->plugin->head_task, tasks);
 }
 
 int detect_volcano(const struct plan_input *in, const struct pod_view *pod, const struct volcano_tasks *vt,
@@ -182,8 +185,10 @@ int detect_volcano(const struct plan_input *in, const struct pod_view *pod, cons
     size_t t, i;
 
     if (submitter_name && !dnsname_label_valid(submitter_name, strlen(submitter_name)))
-        return errbuf_set(err, "RAYBOOT_SUBMITTER_TASK=%.80s: not a valid task name (lower-case letters, digits "
-                               "and '-', at most 63)", submitter_name);
+        return errbuf_set(err,
+                          "RAYBOOT_SUBMITTER_TASK=%.80s: not a valid task name (lower-case letters, digits "
+                          "and '-', at most 63)",
+                          submitter_name);
     list_tasks(vt, tasks, sizeof(tasks));
     if (submitter == head)
         submitter = NULL; /* a head is a head, whatever the submitter task is called */
@@ -197,11 +202,12 @@ int detect_volcano(const struct plan_input *in, const struct pod_view *pod, cons
     }
     if (volcano_find_host(vt, pod->hostname, &t, &i) < 0) {
         if (!role_given)
-            return errbuf_set(err, "HOSTNAME=%s is in no Volcano task host list in %s (tasks: %s): "
-                                   "set RAYBOOT_ROLE=head|worker, or check the pod's hostname",
+            return errbuf_set(err,
+                              "HOSTNAME=%s is in no Volcano task host list in %s (tasks: %s): "
+                              "set RAYBOOT_ROLE=head|worker, or check the pod's hostname",
                               pod->hostname, vt->origin, tasks);
         return plan_warn(p, err, "HOSTNAME=%s is in no Volcano task host list (tasks: %s); using RAYBOOT_ROLE",
-                    pod->hostname, tasks);
+                         pod->hostname, tasks);
     }
     task_name(vt->tasks[t].key, p->task, sizeof(p->task));
     p->index = (long)i;
@@ -212,8 +218,9 @@ int detect_volcano(const struct plan_input *in, const struct pod_view *pod, cons
         return -1;
     if (&vt->tasks[t] == head) {
         if (p->index != 0 && !role_given)
-            return errbuf_set(err, "this pod (HOSTNAME=%s) is replica %ld of task %s, but a Ray cluster has one "
-                                   "head: set the head task's replicas to 1",
+            return errbuf_set(err,
+                              "this pod (HOSTNAME=%s) is replica %ld of task %s, but a Ray cluster has one "
+                              "head: set the head task's replicas to 1",
                               pod->hostname, p->index, p->task);
         d->role = PLAN_ROLE_HEAD;
     } else {
@@ -233,8 +240,9 @@ int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool 
     suffix_len = (size_t)snprintf(suffix, sizeof(suffix), "-%ld", p->index);
     if (host_len <= suffix_len || strcmp(pod->hostname + host_len - suffix_len, suffix) != 0 ||
         host_len - suffix_len > DNS_LABEL_MAX_BYTES)
-        return errbuf_set(err, "HOSTNAME=%s does not end in %s (JOB_COMPLETION_INDEX=%ld): an Indexed "
-                               "Job's hostname is <job>-<index>",
+        return errbuf_set(err,
+                          "HOSTNAME=%s does not end in %s (JOB_COMPLETION_INDEX=%ld): an Indexed "
+                          "Job's hostname is <job>-<index>",
                           pod->hostname, suffix, p->index);
     memcpy(p->job, pod->hostname, host_len - suffix_len);
     p->job[host_len - suffix_len] = '\0';
@@ -244,9 +252,10 @@ int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool 
     if (!pod->fqdn[0] || dnsname_label_at(pod->fqdn, 1, subdomain, sizeof(subdomain)) < 0) {
         if (explicit_head || d->role == PLAN_ROLE_HEAD)
             return 0;
-        return errbuf_set(err, "/etc/hosts has no fully qualified name for HOSTNAME=%s, so the head's "
-                               "name is unknown: give the Indexed Job's pods a subdomain (a headless "
-                               "Service), or set RAYBOOT_HEAD_ADDRESS=host:port",
+        return errbuf_set(err,
+                          "/etc/hosts has no fully qualified name for HOSTNAME=%s, so the head's "
+                          "name is unknown: give the Indexed Job's pods a subdomain (a headless "
+                          "Service), or set RAYBOOT_HEAD_ADDRESS=host:port",
                           pod->hostname);
     }
     if (snprintf(d->head_host, sizeof(d->head_host), "%s-0.%s", p->job, subdomain) >= (int)sizeof(d->head_host))

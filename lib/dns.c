@@ -176,8 +176,8 @@ static void run_query(ares_channel ch, struct query_state *q, long deadline)
             if (!ARES_GETSOCK_READABLE(bits, i) && !ARES_GETSOCK_WRITABLE(bits, i))
                 continue;
             pfd[n].fd = socks[i];
-            pfd[n].events = (short)((ARES_GETSOCK_READABLE(bits, i) ? POLLIN : 0) |
-                                    (ARES_GETSOCK_WRITABLE(bits, i) ? POLLOUT : 0));
+            pfd[n].events =
+                (short)((ARES_GETSOCK_READABLE(bits, i) ? POLLIN : 0) | (ARES_GETSOCK_WRITABLE(bits, i) ? POLLOUT : 0));
             pfd[n].revents = 0;
             n++;
         }

@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-int flag_next(struct flag_iter *it, flag_takes_value_fn takes_value, struct flag *out,
-              struct errbuf *err)
+int flag_next(struct flag_iter *it, flag_takes_value_fn takes_value, struct flag *out, struct errbuf *err)
 {
     const char *arg, *name, *eq;
     size_t name_len;

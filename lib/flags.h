@@ -33,8 +33,7 @@ struct flag {
 typedef bool (*flag_takes_value_fn)(const char *name);
 
 /* Returns an enum flag_kind, or -1 with a message (bad syntax, missing value). */
-int flag_next(struct flag_iter *it, flag_takes_value_fn takes_value, struct flag *out,
-              struct errbuf *err);
+int flag_next(struct flag_iter *it, flag_takes_value_fn takes_value, struct flag *out, struct errbuf *err);
 
 /* For a flag that is only a switch (--help): a value given to it (--help=x) is an error, not
  * something to ignore silently. Returns 0, or -1 with a message naming the flag. */

@@ -56,8 +56,7 @@ int fsroot_path(const char *root, const char *abs_path, char *out, size_t cap)
     return (n < 0 || (size_t)n >= cap) ? -1 : 0;
 }
 
-int fsroot_read(const char *root, const char *abs_path, size_t max_bytes, char **out, size_t *len,
-                struct errbuf *err)
+int fsroot_read(const char *root, const char *abs_path, size_t max_bytes, char **out, size_t *len, struct errbuf *err)
 {
     char path[4096];
     char *buf;

@@ -14,7 +14,6 @@ int fsroot_path(const char *root, const char *abs_path, char *out, size_t cap);
  * when it is missing (errno ENOENT), unreadable, larger than max_bytes or holds a NUL byte, and
  * when it is not a regular file (a directory: EISDIR; a FIFO, device or socket: EINVAL), which
  * is never opened for long enough to block: a FIFO cannot hang start-up. */
-int fsroot_read(const char *root, const char *abs_path, size_t max_bytes, char **out, size_t *len,
-                struct errbuf *err);
+int fsroot_read(const char *root, const char *abs_path, size_t max_bytes, char **out, size_t *len, struct errbuf *err);
 
 #endif

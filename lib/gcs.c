@@ -46,7 +46,10 @@ int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err)
     if (rc < 0)
         return errbuf_set(err, "malformed HealthCheckResponse");
     if (status != HEALTH_SERVING)
-        return errbuf_set(err, "health status %s", status == 2 ? "NOT_SERVING" : status == 0 ? "UNKNOWN" : "unexpected");
+        return errbuf_set(err, "health status %s",
+                          status == 2   ? "NOT_SERVING"
+                          : status == 0 ? "UNKNOWN"
+                                        : "unexpected");
     return 0;
 }
 
@@ -67,8 +70,7 @@ static int decode_node(const uint8_t *msg, size_t len, bool *alive, bool *head)
     return rc;
 }
 
-int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out,
-                           struct errbuf *err)
+int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out, struct errbuf *err)
 {
     struct pb_reader r;
     struct pb_field f;
@@ -127,8 +129,7 @@ static int get_nodes(struct grpc_client *c, const char *ip, int port, const char
     return grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, reply, err);
 }
 
-int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
-                    struct errbuf *err)
+int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out, struct errbuf *err)
 {
     struct grpc_reply reply;
     int rc = get_nodes(c, ip, port, NULL, NODE_STATE_ALIVE, &reply, err);
@@ -181,8 +182,8 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
     return 0;
 }
 
-int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                  uint8_t id[GCS_NODE_ID_BYTES], bool *found, struct errbuf *err)
+int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+                  bool *found, struct errbuf *err)
 {
     struct grpc_reply reply;
     int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_ALIVE, &reply, err);
@@ -265,8 +266,8 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
     return found ? 0 : errbuf_set(err, "no DEAD node with address %s in the GCS", node_ip);
 }
 
-int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                       enum gcs_departure *how, struct errbuf *err)
+int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip, enum gcs_departure *how,
+                       struct errbuf *err)
 {
     struct grpc_reply reply;
     int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_DEAD, &reply, err);
@@ -367,8 +368,7 @@ int gcs_decode_cluster_id(const uint8_t *msg, size_t len, uint8_t id[GCS_CLUSTER
     return 0;
 }
 
-int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len,
-                   struct errbuf *err)
+int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len, struct errbuf *err)
 {
     struct pb_writer w;
     struct grpc_reply reply;
@@ -390,8 +390,7 @@ int gcs_decode_kv_put(const uint8_t *msg, size_t len, struct errbuf *err)
     return 0;
 }
 
-int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value,
-               struct errbuf *err)
+int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value, struct errbuf *err)
 {
     uint8_t req[1024];
     struct pb_writer w;
@@ -427,8 +426,8 @@ int gcs_decode_kv_get(const uint8_t *msg, size_t len, char *value, size_t cap, b
     return rc < 0 ? errbuf_set(err, "malformed InternalKVGetReply") : 0;
 }
 
-int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
-               bool *found, struct errbuf *err)
+int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap, bool *found,
+               struct errbuf *err)
 {
     uint8_t req[512];
     struct pb_writer w;

@@ -24,29 +24,28 @@ struct gcs_node_counts {
 int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct errbuf *err);
 
 /* NodeInfoGcsService/GetAllNodeInfo, counted. */
-int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out,
-                    struct errbuf *err);
+int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out, struct errbuf *err);
 
 /* The binary id of the ALIVE node whose address is node_ip: 0 with *found (false: the GCS lists
  * no such node), -1 when the GCS did not answer or the reply was malformed. */
-int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                  uint8_t id[GCS_NODE_ID_BYTES], bool *found, struct errbuf *err);
+int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+                  bool *found, struct errbuf *err);
 
 /* How a node left the cluster: NodeDeathInfo.Reason, as the GCS records it. */
 enum gcs_departure {
-    GCS_DEPARTURE_UNKNOWN = 0,        /* UNSPECIFIED */
-    GCS_DEPARTURE_EXPECTED = 1,       /* EXPECTED_TERMINATION: `ray stop`, a clean exit */
-    GCS_DEPARTURE_UNEXPECTED = 2,     /* UNEXPECTED_TERMINATION: it died */
+    GCS_DEPARTURE_UNKNOWN = 0,         /* UNSPECIFIED */
+    GCS_DEPARTURE_EXPECTED = 1,        /* EXPECTED_TERMINATION: `ray stop`, a clean exit */
+    GCS_DEPARTURE_UNEXPECTED = 2,      /* UNEXPECTED_TERMINATION: it died */
     GCS_DEPARTURE_DRAIN_PREEMPTED = 3, /* AUTOSCALER_DRAIN_PREEMPTED: drained (our DrainNode) */
-    GCS_DEPARTURE_DRAIN_IDLE = 4,     /* AUTOSCALER_DRAIN_IDLE */
+    GCS_DEPARTURE_DRAIN_IDLE = 4,      /* AUTOSCALER_DRAIN_IDLE */
 };
 const char *gcs_departure_name(enum gcs_departure d);
 
 /* How the most recent DEAD node at node_ip left (the one that ended last). 0 with *how, -1 when
  * the GCS records no DEAD node there (or did not answer). Asks for DEAD nodes at that address
  * only: the reply is that address's history, not the cluster. */
-int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip,
-                       enum gcs_departure *how, struct errbuf *err);
+int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip, enum gcs_departure *how,
+                       struct errbuf *err);
 
 /* AutoscalerStateService/DrainNode with reason PREEMPTION (never rejected by the GCS). */
 int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_t id[GCS_NODE_ID_BYTES],
@@ -54,20 +53,17 @@ int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_
 
 /* NodeInfoGcsService/GetClusterId: a new cluster id means a new head (a re-created pod). */
 #define GCS_CLUSTER_ID_MAX_BYTES 64
-int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len,
-                   struct errbuf *err);
+int gcs_cluster_id(struct grpc_client *c, const char *ip, int port, uint8_t *id, size_t *len, struct errbuf *err);
 
 /* InternalKV in rayboot's own namespace. get: 0 with *found (the value copied, cut to cap). */
 #define GCS_KV_NAMESPACE "rayboot"
-int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value,
+int gcs_kv_put(struct grpc_client *c, const char *ip, int port, const char *key, const char *value, struct errbuf *err);
+int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap, bool *found,
                struct errbuf *err);
-int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key, char *value, size_t cap,
-               bool *found, struct errbuf *err);
 
 /* Pure decoders, separate so they can be unit-tested and fuzzed. */
 int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err);
-int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out,
-                           struct errbuf *err);
+int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out, struct errbuf *err);
 
 int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
                          bool *found, struct errbuf *err);

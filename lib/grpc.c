@@ -14,8 +14,8 @@
 #define GRPC_REQUEST_MAX_BYTES 4096
 
 /* gRPC servers neither need nor want libcurl's default Accept and Expect. */
-static const char *const grpc_headers[] = {"content-type: application/grpc", "te: trailers", "Accept:", "Expect:",
-                                           NULL};
+static const char *const grpc_headers[] = {"content-type: application/grpc", "te: trailers",
+                                           "Accept:", "Expect:", NULL};
 
 int grpc_client_init(struct grpc_client *c, struct errbuf *err)
 {
@@ -56,9 +56,8 @@ static int call_failed(int failure, struct errbuf *err)
     return -1; /* httpc's reason stands */
 }
 
-int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path, const uint8_t *req,
-              size_t req_len, const struct grpc_call_limits *limits, struct grpc_reply *reply,
-              struct errbuf *err)
+int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path, const uint8_t *req, size_t req_len,
+              const struct grpc_call_limits *limits, struct grpc_reply *reply, struct errbuf *err)
 {
     uint8_t frame[GRPC_REQUEST_MAX_BYTES];
     char url[512];

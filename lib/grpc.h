@@ -38,9 +38,8 @@ void grpc_reply_free(struct grpc_reply *r);
  * Returns 0 when the server answered HTTP 200, grpc-status 0 and exactly one well-formed frame
  * (reply->msg), or -1 with a short reason ("connection refused", "timeout", "grpc-status 14
  * (...)", "reply frame declares ..."). ip is a numeric address; IPv6 without brackets. */
-int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path, const uint8_t *req,
-              size_t req_len, const struct grpc_call_limits *limits, struct grpc_reply *reply,
-              struct errbuf *err);
+int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path, const uint8_t *req, size_t req_len,
+              const struct grpc_call_limits *limits, struct grpc_reply *reply, struct errbuf *err);
 
 /* What the finished transfer means, as grpc_call returns it, apart from libcurl so that it can be
  * fuzzed: the body went through httpc_body_append (bounded), the headers and trailers through

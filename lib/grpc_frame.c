@@ -20,8 +20,7 @@ long grpc_frame_encode(const uint8_t *msg, size_t len, uint8_t *out, size_t cap)
     return (long)(len + GRPC_FRAME_HEADER_BYTES);
 }
 
-int grpc_frame_decode(const uint8_t *buf, size_t len, const uint8_t **msg, size_t *msg_len,
-                      struct errbuf *err)
+int grpc_frame_decode(const uint8_t *buf, size_t len, const uint8_t **msg, size_t *msg_len, struct errbuf *err)
 {
     uint32_t declared;
     if (len < GRPC_FRAME_HEADER_BYTES)
@@ -30,8 +29,7 @@ int grpc_frame_decode(const uint8_t *buf, size_t len, const uint8_t **msg, size_
         return errbuf_set(err, "reply frame has flag %u (compressed or not gRPC)", buf[0]);
     declared = (uint32_t)buf[1] << 24 | (uint32_t)buf[2] << 16 | (uint32_t)buf[3] << 8 | buf[4];
     if (declared > len - GRPC_FRAME_HEADER_BYTES)
-        return errbuf_set(err, "reply frame declares %u bytes but holds %zu", declared,
-                          len - GRPC_FRAME_HEADER_BYTES);
+        return errbuf_set(err, "reply frame declares %u bytes but holds %zu", declared, len - GRPC_FRAME_HEADER_BYTES);
     if (declared < len - GRPC_FRAME_HEADER_BYTES)
         return errbuf_set(err, "reply has %zu bytes after its frame", len - GRPC_FRAME_HEADER_BYTES - declared);
     *msg = buf + GRPC_FRAME_HEADER_BYTES;

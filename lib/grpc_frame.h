@@ -14,8 +14,7 @@ long grpc_frame_encode(const uint8_t *msg, size_t len, uint8_t *out, size_t cap)
 
 /* buf must hold exactly one uncompressed frame; msg points into buf. -1 with the reason
  * (short, compressed, declared length beyond the data, trailing bytes). */
-int grpc_frame_decode(const uint8_t *buf, size_t len, const uint8_t **msg, size_t *msg_len,
-                      struct errbuf *err);
+int grpc_frame_decode(const uint8_t *buf, size_t len, const uint8_t **msg, size_t *msg_len, struct errbuf *err);
 
 /* One response header or trailer line as libcurl hands it over ("grpc-status: 14\r\n"). Sets
  * *status for grpc-status (or -2 when its value is not a number) and copies grpc-message;

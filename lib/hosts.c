@@ -34,8 +34,8 @@ static bool line_find_fqdn(const char *line, const char *end, const char *hostna
     while (next_field(&p, end, &field, &len)) {
         if (len == host_len && memcmp(field, hostname, len) == 0)
             names_host = true;
-        else if (len > host_len + 1 && len <= DNS_NAME_MAX_BYTES && !best &&
-                 memcmp(field, hostname, host_len) == 0 && field[host_len] == '.') {
+        else if (len > host_len + 1 && len <= DNS_NAME_MAX_BYTES && !best && memcmp(field, hostname, host_len) == 0 &&
+                 field[host_len] == '.') {
             best = field;
             best_len = len;
         }
@@ -66,8 +66,8 @@ int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_M
     return -1;
 }
 
-static bool line_lookup_addr(const char *line, const char *end, const char *name, size_t name_len,
-                             char *addr, size_t addr_cap)
+static bool line_lookup_addr(const char *line, const char *end, const char *name, size_t name_len, char *addr,
+                             size_t addr_cap)
 {
     const char *p = line, *first, *field;
     size_t first_len, len;

@@ -222,7 +222,8 @@ int httpc_request(struct httpc *c, const struct httpc_request *req, struct httpc
     curl_easy_setopt(curl, CURLOPT_URL, req->url);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, req->protocol);
     curl_easy_setopt(curl, CURLOPT_HTTP_VERSION,
-                     req->version == HTTPC_H2C ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : (long)CURL_HTTP_VERSION_NONE);
+                     req->version == HTTPC_H2C ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                                               : (long)CURL_HTTP_VERSION_NONE);
     set_method(curl, req);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_RESOLVE, resolve);

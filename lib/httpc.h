@@ -21,21 +21,21 @@ enum httpc_version {
 };
 
 struct httpc_request {
-    const char *method;         /* "GET" or "POST" (with a body) */
+    const char *method; /* "GET" or "POST" (with a body) */
     const char *url;
-    const char *protocol;       /* "http" or "https": the only scheme the URL may have */
+    const char *protocol; /* "http" or "https": the only scheme the URL may have */
     enum httpc_version version;
     const char *const *headers; /* "Name: value" lines (or "Name:" to drop a default), NULL-terminated */
     const void *body;           /* POST body, or NULL */
     size_t body_len;
     long connect_timeout_ms;
     long timeout_ms;
-    size_t max_reply_bytes;     /* a longer body aborts the transfer: HTTPC_TOO_LARGE */
-    bool fresh_connection;      /* a new connection, closed afterwards */
-    const char *ca_file;        /* https: the CA bundle, or NULL */
-    const void *ca_blob;        /* https: the CA bundle in memory (ca_blob_len bytes), or NULL */
+    size_t max_reply_bytes; /* a longer body aborts the transfer: HTTPC_TOO_LARGE */
+    bool fresh_connection;  /* a new connection, closed afterwards */
+    const char *ca_file;    /* https: the CA bundle, or NULL */
+    const void *ca_blob;    /* https: the CA bundle in memory (ca_blob_len bytes), or NULL */
     size_t ca_blob_len;
-    const char *resolve;        /* "name:port:address" pinned (CURLOPT_RESOLVE), or NULL */
+    const char *resolve; /* "name:port:address" pinned (CURLOPT_RESOLVE), or NULL */
     const char *user_agent;
     /* Each header and trailer line as it arrives, with its line ending; or NULL. */
     void (*on_header)(const char *line, size_t len, void *ctx);

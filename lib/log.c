@@ -78,8 +78,8 @@ static void make_printable(char *msg, size_t cap)
     snprintf(msg, cap, "%s", out);
 }
 
-size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program,
-                       const char *level, const char *message)
+size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program, const char *level,
+                       const char *message)
 {
     char msg[LOG_LINE_MAX_BYTES];
     size_t len = 0;
@@ -121,19 +121,19 @@ static void log_write(const char *level, const char *fmt, va_list ap)
     (void)written;
 }
 
-#define LOG_DEFINE(name, level, gate)                                                               \
-    void name(const char *fmt, ...)                                                                 \
-    {                                                                                               \
-        int saved_errno = errno;                                                                    \
-        va_list ap;                                                                                 \
-        if (!(gate)) {                                                                              \
-            errno = saved_errno;                                                                    \
-            return;                                                                                 \
-        }                                                                                           \
-        va_start(ap, fmt);                                                                          \
-        log_write(level, fmt, ap);                                                                  \
-        va_end(ap);                                                                                 \
-        errno = saved_errno;                                                                        \
+#define LOG_DEFINE(name, level, gate)                                                                                  \
+    void name(const char *fmt, ...)                                                                                    \
+    {                                                                                                                  \
+        int saved_errno = errno;                                                                                       \
+        va_list ap;                                                                                                    \
+        if (!(gate)) {                                                                                                 \
+            errno = saved_errno;                                                                                       \
+            return;                                                                                                    \
+        }                                                                                                              \
+        va_start(ap, fmt);                                                                                             \
+        log_write(level, fmt, ap);                                                                                     \
+        va_end(ap);                                                                                                    \
+        errno = saved_errno;                                                                                           \
     }
 
 LOG_DEFINE(log_debug, "debug", log_debug_enabled)

@@ -20,8 +20,8 @@ void log_set_debug(bool enabled);
 /* The line the calls below write for message (already formatted), without writing it: bytes
  * outside printable ASCII become \xNN, JSON is escaped, the newline is included and the line is
  * NOT NUL-terminated. Returns its length. Pure but for the clock, so it can be fuzzed. */
-size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program,
-                       const char *level, const char *message);
+size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program, const char *level,
+                       const char *message);
 
 /* Each call writes exactly one line with one write(2) and leaves errno as it found it. */
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

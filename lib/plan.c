@@ -50,8 +50,7 @@ static int parse_role(const char *text, enum plan_role *role, struct errbuf *err
 }
 
 /* Decides role, source and head, with explicit settings winning over detection. */
-static int decide(const struct plan_input *in, const struct pod_view *pod, struct plan *p,
-                  struct errbuf *err)
+static int decide(const struct plan_input *in, const struct pod_view *pod, struct plan *p, struct errbuf *err)
 {
     const char *role_text = env_lookup_nonempty(in->envp, "RAYBOOT_ROLE");
     const char *address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS");
@@ -89,10 +88,11 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         if (detect_indexed_job(pod, index_text, address != NULL, p, &d, err) < 0)
             return -1;
     } else if (!role_text) {
-        return errbuf_set(err, "cannot tell whether this pod is the Ray head or a worker: set "
-                               "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
-                               "or run it in a Volcano Job with the svc plugin, a LeaderWorkerSet (LWS_*), a "
-                               "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
+        return errbuf_set(err,
+                          "cannot tell whether this pod is the Ray head or a worker: set "
+                          "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
+                          "or run it in a Volcano Job with the svc plugin, a LeaderWorkerSet (LWS_*), a "
+                          "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
                           PODLABELS_FILE);
     }
     found = d.found ? plan_platform_warn_others(in, pod->root, volcano_origin, index_text, p, err) : 0;
@@ -105,7 +105,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     if (role_text) {
         if (d.found && d.role != explicit_role &&
             plan_warn(p, err, "RAYBOOT_ROLE=%s, but %s says this pod is a %s; keeping RAYBOOT_ROLE", role_text,
-                 plan_source_name(p->source), plan_role_name(d.role)) < 0)
+                      plan_source_name(p->source), plan_role_name(d.role)) < 0)
             return -1;
         p->role = explicit_role;
         p->source = PLAN_SOURCE_EXPLICIT;
@@ -130,13 +130,14 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     if (d.head_host[0]) {
         copy_str(p->head_host, sizeof(p->head_host), d.head_host);
         if (qualify(p, d.head_host, p->head_fqdn, sizeof(p->head_fqdn)) < 0)
-            return errbuf_set(err, "head name %s.%s.svc.%s is too long", d.head_host, p->namespace_,
-                              p->cluster_domain);
+            return errbuf_set(err, "head name %s.%s.svc.%s is too long", d.head_host, p->namespace_, p->cluster_domain);
         return 0;
     }
     if (p->role != PLAN_ROLE_HEAD)
-        return errbuf_set(err, "RAYBOOT_ROLE=%s needs RAYBOOT_HEAD_ADDRESS=host:port: nothing else here "
-                               "names the head", plan_role_name(p->role));
+        return errbuf_set(err,
+                          "RAYBOOT_ROLE=%s needs RAYBOOT_HEAD_ADDRESS=host:port: nothing else here "
+                          "names the head",
+                          plan_role_name(p->role));
     /* A head that found no name for itself is known by its own. */
     plan_evidence(p->head_from, "HOSTNAME=%s (this pod, the head)", pod->hostname);
     copy_str(p->head_host, sizeof(p->head_host), pod->hostname);
@@ -268,8 +269,10 @@ int plan_check_command(const struct plan *p, struct errbuf *err)
     else
         snprintf(why, sizeof(why), "task %s; the head task is the one --head names", p->task);
     if (p->role == PLAN_ROLE_SUBMITTER && p->command.len == 0)
-        return errbuf_set(err, "this pod is the submitter (%s): give the job's entrypoint after -- (rayboot -- "
-                               "python job.py)", why);
+        return errbuf_set(err,
+                          "this pod is the submitter (%s): give the job's entrypoint after -- (rayboot -- "
+                          "python job.py)",
+                          why);
     if (p->role == PLAN_ROLE_WORKER && p->command.len > 0 && p->source != PLAN_SOURCE_INDEXED_JOB &&
         p->source != PLAN_SOURCE_LWS)
         return errbuf_set(err, "a command was given, but this pod is a worker (%s): commands run on the head", why);

@@ -52,11 +52,11 @@ static void from_jobset(struct plan *p, enum plan_role *role, char head_host[ADD
     p->index = j->pod_index;
     p->workers_expected = j->worker_jobs * j->pods_per_job;
     p->workers_from = "jobset";
-    plan_evidence(p->role_from, "%s (replicatedjob-name=%s, job-index=%ld) and JOB_COMPLETION_INDEX=%ld", PODLABELS_FILE,
-             j->replicated_job, j->job_index, j->pod_index);
+    plan_evidence(p->role_from, "%s (replicatedjob-name=%s, job-index=%ld) and JOB_COMPLETION_INDEX=%ld",
+                  PODLABELS_FILE, j->replicated_job, j->job_index, j->pod_index);
     if (j->head_host[0])
         plan_evidence(p->head_from, "%s (jobset-name=%s) and /etc/hosts (subdomain %s)", PODLABELS_FILE, j->name,
-                 j->subdomain);
+                      j->subdomain);
 }
 
 int plan_platform_detect(const struct plan_input *in, const char *root, const char *hostname, const char *fqdn,

@@ -20,8 +20,13 @@ enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
 /* Where the plan came from. Detection looks at volcano, lws, jobset, indexed-job in that order and
  * the first one present decides (lib/plan_platform.c warns about the others); explicit settings
  * (RAYBOOT_ROLE, RAYBOOT_HEAD_ADDRESS) win over all of them. */
-enum plan_source { PLAN_SOURCE_VOLCANO, PLAN_SOURCE_INDEXED_JOB, PLAN_SOURCE_EXPLICIT, PLAN_SOURCE_LWS,
-                   PLAN_SOURCE_JOBSET };
+enum plan_source {
+    PLAN_SOURCE_VOLCANO,
+    PLAN_SOURCE_INDEXED_JOB,
+    PLAN_SOURCE_EXPLICIT,
+    PLAN_SOURCE_LWS,
+    PLAN_SOURCE_JOBSET
+};
 
 /* Room for one piece of evidence: a variable or file and the value that decided. */
 #define PLAN_EVIDENCE_MAX_BYTES 192
@@ -73,10 +78,10 @@ struct plan {
     char head_from[PLAN_EVIDENCE_MAX_BYTES];
     struct lws_pod lws;       /* lws.found when the source is (or was, before RAYBOOT_ROLE) lws */
     struct jobset_pod jobset; /* the same for jobset */
-    struct strv ray_start;   /* argv; [0] is the ray executable, [1] "start" */
-    struct strv command;     /* the user's argv, or empty */
-    struct strv ray_env;     /* KEY=VALUE added for Ray and the command */
-    struct strv command_env; /* KEY=VALUE added for the command only */
+    struct strv ray_start;    /* argv; [0] is the ray executable, [1] "start" */
+    struct strv command;      /* the user's argv, or empty */
+    struct strv ray_env;      /* KEY=VALUE added for Ray and the command */
+    struct strv command_env;  /* KEY=VALUE added for the command only */
     struct strv warnings;
 };
 

@@ -77,8 +77,9 @@ static int set_task_list(struct plugin_args *pa, const char *name, const char *v
     for (const char *w = value;; w++) {
         size_t n = strcspn(w, ",");
         if (!dnsname_label_valid(w, n))
-            return errbuf_set(err, "--%s=%.80s: '%.*s' is not a valid task name (lower-case letters, digits "
-                                   "and '-', at most 63; several tasks are separated by commas)",
+            return errbuf_set(err,
+                              "--%s=%.80s: '%.*s' is not a valid task name (lower-case letters, digits "
+                              "and '-', at most 63; several tasks are separated by commas)",
                               name, value, (int)(n > 80 ? 80 : n), w);
         w += n;
         if (!*w)
@@ -101,8 +102,7 @@ bool plugin_args_names_worker(const struct plugin_args *pa, const char *task)
     return false;
 }
 
-int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
-                    struct errbuf *err)
+int plugin_args_set(struct plugin_args *pa, const char *name, const char *value, struct errbuf *err)
 {
     const struct plugin_flag *f = plugin_flag_find(name);
     char *field;
@@ -112,8 +112,7 @@ int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
             return errbuf_set(err, "unknown flag --clientServerPort: the Volcano ray plugin has no "
                                    "such flag (a user guide is wrong; Volcano silently stops parsing "
                                    "there); the client server port is --clientPort");
-        return errbuf_set(err, "unknown flag --%s (the Volcano ray plugin's flags are %s)", name,
-                          PLUGIN_FLAG_LIST);
+        return errbuf_set(err, "unknown flag --%s (the Volcano ray plugin's flags are %s)", name, PLUGIN_FLAG_LIST);
     }
     if (!value)
         return errbuf_set(err, "flag needs a value: --%s", name);
@@ -128,9 +127,10 @@ int plugin_args_set(struct plugin_args *pa, const char *name, const char *value,
     if (f->kind == VALUE_TASK_LIST)
         return set_task_list(pa, name, value, err);
     if (!dnsname_label_valid(value, strlen(value)))
-        return errbuf_set(err, "--%s=%.80s: not a valid %s name (lower-case letters, digits and "
-                               "'-', at most 63)", name, value,
-                          f->kind == VALUE_TASK ? "task" : "container");
+        return errbuf_set(err,
+                          "--%s=%.80s: not a valid %s name (lower-case letters, digits and "
+                          "'-', at most 63)",
+                          name, value, f->kind == VALUE_TASK ? "task" : "container");
     snprintf(field, DNS_LABEL_MAX_BYTES + 1, "%s", value);
     return 0;
 }
@@ -154,8 +154,7 @@ int plugin_args_parse_list(struct plugin_args *pa, const char *list, struct errb
         if (kind < 0)
             rc = -1;
         else if (kind != FLAG_OPTION)
-            rc = errbuf_set(err, "'%.80s' is not a flag (expected %s)",
-                            f.value ? f.value : "--", PLUGIN_FLAG_LIST);
+            rc = errbuf_set(err, "'%.80s' is not a flag (expected %s)", f.value ? f.value : "--", PLUGIN_FLAG_LIST);
         else
             rc = plugin_args_set(pa, f.name, f.value, err);
     }

@@ -36,8 +36,7 @@ int podview_read(struct pod_view *pod, const char *root, const char *const *envp
         (hostname[0] && !dnsname_valid(hostname, strlen(hostname))))
         return errbuf_set(err, "HOSTNAME=%.80s: not a valid host name", hostname);
     pod->fqdn[0] = '\0';
-    if (pod->hostname[0] &&
-        fsroot_read(pod->root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &text, NULL, err) == 0) {
+    if (pod->hostname[0] && fsroot_read(pod->root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &text, NULL, err) == 0) {
         if (hosts_find_fqdn(text, pod->hostname, pod->fqdn) < 0)
             pod->fqdn[0] = '\0';
         if (hosts_lookup_addr(text, pod->hostname, pod->ip, sizeof(pod->ip)) < 0)
@@ -78,8 +77,8 @@ int podview_namespace(const struct pod_view *pod, const char *const *envp, const
     if (pod->fqdn[0] && strstr(pod->fqdn, ".svc.") && dnsname_label_at(pod->fqdn, 2, label, sizeof(label)) == 0 &&
         dnsname_label_valid(label, strlen(label)))
         return copy_str(out, DNS_LABEL_MAX_BYTES + 1, label);
-    if (rc->nsearch > 0 && dnsname_label_at(rc->search[0], 1, label, sizeof(label)) == 0 &&
-        strcmp(label, "svc") == 0 && dnsname_label_at(rc->search[0], 0, label, sizeof(label)) == 0)
+    if (rc->nsearch > 0 && dnsname_label_at(rc->search[0], 1, label, sizeof(label)) == 0 && strcmp(label, "svc") == 0 &&
+        dnsname_label_at(rc->search[0], 0, label, sizeof(label)) == 0)
         return copy_str(out, DNS_LABEL_MAX_BYTES + 1, label);
     out[0] = '\0';
     return 0;

@@ -252,8 +252,10 @@ static void prober_main(int fd, const char *root)
 int prober_end_reason(pid_t pid, int status, struct errbuf *err)
 {
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
-        return errbuf_set(err, "the prober (pid %d) was killed by SIGSYS: it made a system call outside "
-                               "its seccomp allowlist (a rayboot bug; please report it)", (int)pid);
+        return errbuf_set(err,
+                          "the prober (pid %d) was killed by SIGSYS: it made a system call outside "
+                          "its seccomp allowlist (a rayboot bug; please report it)",
+                          (int)pid);
     if (WIFSIGNALED(status))
         return errbuf_set(err, "the prober (pid %d) was killed by signal %d", (int)pid, WTERMSIG(status));
     return errbuf_set(err, "the prober (pid %d) exited with status %d", (int)pid, WEXITSTATUS(status));

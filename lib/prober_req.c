@@ -74,8 +74,7 @@ struct prober_request prober_req_kv_get(const char *addr, int port, const char *
     return named(PROBE_KV_GET, addr, port, key, budget_ms);
 }
 
-struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value,
-                                        long budget_ms)
+struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value, long budget_ms)
 {
     struct prober_request req = named(PROBE_KV_PUT, addr, port, key, budget_ms);
     snprintf(req.text, sizeof(req.text), "%s", value);

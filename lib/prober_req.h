@@ -28,11 +28,11 @@ enum prober_op {
 
 /* How a request ended. */
 enum prober_status {
-    PROBER_OK = 0,      /* yes / done: the reply's fields hold the answer */
-    PROBER_ABSENT = -1, /* the GCS answered: no ALIVE node at that address (FIND_NODE, DRAIN), no such key
-                         * (KV_GET); reason says so */
-    PROBER_FAILED = -2, /* not (yet): refused, timed out, not SERVING, malformed...; reason says what */
-    PROBER_DIED = -3,   /* the prober itself failed: it died or hung and was killed (the errbuf says how) */
+    PROBER_OK = 0,       /* yes / done: the reply's fields hold the answer */
+    PROBER_ABSENT = -1,  /* the GCS answered: no ALIVE node at that address (FIND_NODE, DRAIN), no such key
+                          * (KV_GET); reason says so */
+    PROBER_FAILED = -2,  /* not (yet): refused, timed out, not SERVING, malformed...; reason says what */
+    PROBER_DIED = -3,    /* the prober itself failed: it died or hung and was killed (the errbuf says how) */
     PROBER_PENDING = -4, /* prober_receive only: no reply yet */
 };
 
@@ -47,12 +47,12 @@ struct prober_request {
 };
 
 struct prober_reply {
-    enum prober_status status; /* OK, ABSENT or FAILED */
+    enum prober_status status;     /* OK, ABSENT or FAILED */
     char addr[DNS_ADDR_MAX_BYTES]; /* PROBE_RESOLVE */
     long alive;                    /* PROBE_COUNT_NODES */
     long alive_workers;
-    char value[256]; /* PROBE_CLUSTER_ID, PROBE_KV_GET; PROBE_DRAIN: the node id, hex */
-    enum gcs_departure departure; /* PROBE_DEPARTURE */
+    char value[256];               /* PROBE_CLUSTER_ID, PROBE_KV_GET; PROBE_DRAIN: the node id, hex */
+    enum gcs_departure departure;  /* PROBE_DEPARTURE */
     char reason[ERRBUF_MAX_BYTES]; /* why not, when status is not OK */
 };
 
@@ -68,7 +68,6 @@ struct prober_request prober_req_drain(const char *addr, int port, const char *n
 struct prober_request prober_req_departure(const char *addr, int port, const char *node_ip, long budget_ms);
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_kv_get(const char *addr, int port, const char *key, long budget_ms);
-struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value,
-                                        long budget_ms);
+struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value, long budget_ms);
 
 #endif

@@ -15,8 +15,15 @@
 
 /* Flags a worker's `ray start` aborts on or that mean nothing there (facts/ray.md). */
 static const char *const head_only_flags[] = {
-    "--head", "--port", "--dashboard-port", "--ray-client-server-port", "--dashboard-host",
-    "--include-dashboard", "--redis-shard-ports", "--temp-dir", NULL,
+    "--head",
+    "--port",
+    "--dashboard-port",
+    "--ray-client-server-port",
+    "--dashboard-host",
+    "--include-dashboard",
+    "--redis-shard-ports",
+    "--temp-dir",
+    NULL,
 };
 
 static bool in_list(const char *const *list, const char *name, size_t len)
@@ -61,7 +68,8 @@ static int user_words(const char *text, struct strv *words, struct errbuf *err)
             cJSON_Delete(arr);
             return errbuf_set(err, "RAYBOOT_RAY_START_ARGS: not a valid JSON array of strings");
         }
-        cJSON_ArrayForEach(item, arr) {
+        cJSON_ArrayForEach(item, arr)
+        {
             if (!cJSON_IsString(item))
                 rc = errbuf_set(err, "RAYBOOT_RAY_START_ARGS: every JSON array element must be a string");
             else if (words->len >= RAYSTART_USER_ARGS_MAX)
@@ -81,14 +89,13 @@ static int user_words(const char *text, struct strv *words, struct errbuf *err)
 }
 
 /* Applies one user flag: replaces ours of the same name, or is added before --block. */
-static int apply_user_flag(const struct raystart_input *in, struct strv *argv, const char *flag,
-                           struct strv *warnings)
+static int apply_user_flag(const struct raystart_input *in, struct strv *argv, const char *flag, struct strv *warnings)
 {
     size_t len = flag_name_len(flag);
     long at;
     if (!in->head && in_list(head_only_flags, flag, len))
-        return strv_pushf(warnings, "RAYBOOT_RAY_START_ARGS: dropped %.*s on a worker (a head-only flag)",
-                          (int)len, flag);
+        return strv_pushf(warnings, "RAYBOOT_RAY_START_ARGS: dropped %.*s on a worker (a head-only flag)", (int)len,
+                          flag);
     if (in->head && len == 9 && strncmp(flag, "--address", 9) == 0)
         return strv_pushf(warnings, "RAYBOOT_RAY_START_ARGS: dropped --address on the head (it would "
                                     "mean an external Redis there)");
@@ -107,8 +114,8 @@ static int apply_user_flag(const struct raystart_input *in, struct strv *argv, c
     return 0;
 }
 
-static int apply_user_args(const struct raystart_input *in, struct strv *argv,
-                           struct strv *warnings, struct errbuf *err)
+static int apply_user_args(const struct raystart_input *in, struct strv *argv, struct strv *warnings,
+                           struct errbuf *err)
 {
     struct strv words;
     int rc = 0;
@@ -141,8 +148,7 @@ static int apply_user_args(const struct raystart_input *in, struct strv *argv,
     return rc;
 }
 
-int raystart_build(const struct raystart_input *in, struct strv *argv, struct strv *warnings,
-                   struct errbuf *err)
+int raystart_build(const struct raystart_input *in, struct strv *argv, struct strv *warnings, struct errbuf *err)
 {
     int rc = 0;
     rc |= strv_push(argv, in->ray);

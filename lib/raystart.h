@@ -7,23 +7,22 @@
 #include "strv.h"
 
 struct raystart_input {
-    const char *ray;        /* argv[0]: RAYBOOT_RAY or "ray" */
-    int head;               /* 1 for the head, 0 for a worker */
-    const char *head_fqdn;  /* workers: --address host */
-    const char *node_ip;    /* --node-ip-address, or NULL to let Ray guess */
-    int port;               /* head: --port; workers: --address port */
-    int dashboard_port;     /* head only */
-    int client_port;        /* head only */
-    long num_cpus;          /* 0: leave to Ray */
+    const char *ray;                 /* argv[0]: RAYBOOT_RAY or "ray" */
+    int head;                        /* 1 for the head, 0 for a worker */
+    const char *head_fqdn;           /* workers: --address host */
+    const char *node_ip;             /* --node-ip-address, or NULL to let Ray guess */
+    int port;                        /* head: --port; workers: --address port */
+    int dashboard_port;              /* head only */
+    int client_port;                 /* head only */
+    long num_cpus;                   /* 0: leave to Ray */
     unsigned long long memory_bytes; /* 0: leave to Ray */
-    long num_gpus;          /* -1: leave to Ray */
-    const char *user_args;  /* RAYBOOT_RAY_START_ARGS, or NULL */
+    long num_gpus;                   /* -1: leave to Ray */
+    const char *user_args;           /* RAYBOOT_RAY_START_ARGS, or NULL */
 };
 
 /* Fills argv (empty on entry). Flags the user gives replace ours of the same name; head-only
  * flags on a worker and --address on a head are dropped with a warning, since Ray aborts or
  * misbehaves on them. The message names RAYBOOT_RAY_START_ARGS. */
-int raystart_build(const struct raystart_input *in, struct strv *argv, struct strv *warnings,
-                   struct errbuf *err);
+int raystart_build(const struct raystart_input *in, struct strv *argv, struct strv *warnings, struct errbuf *err);
 
 #endif

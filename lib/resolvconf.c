@@ -52,8 +52,7 @@ static void parse_search(const char **p, const char *end, struct resolvconf *rc)
 static void parse_nameserver(const char **p, const char *end, struct resolvconf *rc)
 {
     struct word w;
-    if (!word_next(p, end, &w) || w.len >= RESOLVCONF_ADDR_MAX_BYTES ||
-        rc->nnameservers >= RESOLVCONF_NAMESERVERS_MAX)
+    if (!word_next(p, end, &w) || w.len >= RESOLVCONF_ADDR_MAX_BYTES || rc->nnameservers >= RESOLVCONF_NAMESERVERS_MAX)
         return;
     memcpy(rc->nameservers[rc->nnameservers], w.start, w.len);
     rc->nameservers[rc->nnameservers][w.len] = '\0';

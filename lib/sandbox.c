@@ -28,13 +28,16 @@
 /* socket(family, type, protocol): the protocol too, so that MPTCP (IPPROTO_MPTCP), SCTP or
  * UDP-Lite, which ride on AF_INET with the same types, are refused. */
 #define ALLOW_SOCKET(name, family, type, protocol)                                                                     \
-    {name, SCMP_SYS(socket), 3, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type), ARG_EQ(2, protocol)}, 0}
+    {                                                                                                                  \
+        name, SCMP_SYS(socket), 3, {ARG_EQ(0, family), ARG_MASKED_EQ(1, SOCKET_TYPE_MASK, type), ARG_EQ(2, protocol)}, \
+            0                                                                                                          \
+    }
 
 static const struct sandbox_rule prober_rules[] = {
     /* Sockets: only IPv4 and IPv6, only TCP and UDP (no raw, packet, netlink or unix sockets, no
      * MPTCP, SCTP or UDP-Lite), each with the protocol number its caller passes. */
-    ALLOW_SOCKET("socket-AF_INET-SOCK_DGRAM-0", AF_INET, SOCK_DGRAM, 0),     /* c-ares: a DNS query over UDP */
-    ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM-0", AF_INET, SOCK_STREAM, 0),   /* the TCP probe, c-ares over TCP */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_DGRAM-0", AF_INET, SOCK_DGRAM, 0),   /* c-ares: a DNS query over UDP */
+    ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM-0", AF_INET, SOCK_STREAM, 0), /* the TCP probe, c-ares over TCP */
     ALLOW_SOCKET("socket-AF_INET-SOCK_STREAM-IPPROTO_TCP", AF_INET, SOCK_STREAM, IPPROTO_TCP), /* libcurl to a GCS */
     ALLOW_SOCKET("socket-AF_INET6-SOCK_DGRAM-0", AF_INET6, SOCK_DGRAM, 0),   /* c-ares: an IPv6 nameserver */
     ALLOW_SOCKET("socket-AF_INET6-SOCK_STREAM-0", AF_INET6, SOCK_STREAM, 0), /* the TCP probe: an IPv6 GCS */

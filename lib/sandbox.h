@@ -19,12 +19,30 @@ struct sandbox_rule {
     int errno_answer;
 };
 
-#define SANDBOX_ALLOW(call) {#call, SCMP_SYS(call), 0, {{0}}, 0}
-#define SANDBOX_ALLOW_IF(name, call, cmp) {name, SCMP_SYS(call), 1, {cmp}, 0}
-#define SANDBOX_ALLOW_IF2(name, call, cmp1, cmp2) {name, SCMP_SYS(call), 2, {cmp1, cmp2}, 0}
-#define SANDBOX_ANSWER(call, err) {#call "-" #err, SCMP_SYS(call), 0, {{0}}, err}
-#define SANDBOX_ARG_EQ(n, value) {.arg = (n), .op = SCMP_CMP_EQ, .datum_a = (value), .datum_b = 0}
-#define SANDBOX_ARG_MASKED_EQ(n, mask, value) {.arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (value)}
+#define SANDBOX_ALLOW(call)                                                                                            \
+    {                                                                                                                  \
+#call, SCMP_SYS(call), 0, {{0 } }, 0                                                                           \
+    }
+#define SANDBOX_ALLOW_IF(name, call, cmp)                                                                              \
+    {                                                                                                                  \
+        name, SCMP_SYS(call), 1, {cmp}, 0                                                                              \
+    }
+#define SANDBOX_ALLOW_IF2(name, call, cmp1, cmp2)                                                                      \
+    {                                                                                                                  \
+        name, SCMP_SYS(call), 2, {cmp1, cmp2}, 0                                                                       \
+    }
+#define SANDBOX_ANSWER(call, err)                                                                                      \
+    {                                                                                                                  \
+#call "-" #err, SCMP_SYS(call), 0, {{0 } }, err                                                                \
+    }
+#define SANDBOX_ARG_EQ(n, value)                                                                                       \
+    {                                                                                                                  \
+        .arg = (n), .op = SCMP_CMP_EQ, .datum_a = (value), .datum_b = 0                                                \
+    }
+#define SANDBOX_ARG_MASKED_EQ(n, mask, value)                                                                          \
+    {                                                                                                                  \
+        .arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (value)                                    \
+    }
 
 /* Sets no_new_privs and loads the filter into the calling process. Anything outside the list
  * kills the process (SIGSYS). */

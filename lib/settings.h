@@ -5,11 +5,11 @@
 #include "errbuf.h"
 
 struct settings {
-    long wait_timeout_ms;     /* RAYBOOT_WAIT_TIMEOUT: for the head's GCS */
-    long workers_timeout_ms;  /* RAYBOOT_WORKERS_TIMEOUT: for the workers to join (then go on) */
-    long grace_period_ms;     /* RAYBOOT_GRACE_PERIOD: the pod's terminationGracePeriodSeconds */
-    long head_loss_timeout_ms;/* RAYBOOT_HEAD_LOSS_TIMEOUT: a worker waits this long for a lost head */
-    int eviction_exit_code;   /* RAYBOOT_EVICTION_EXIT_CODE: exit code after a graceful SIGTERM */
+    long wait_timeout_ms;      /* RAYBOOT_WAIT_TIMEOUT: for the head's GCS */
+    long workers_timeout_ms;   /* RAYBOOT_WORKERS_TIMEOUT: for the workers to join (then go on) */
+    long grace_period_ms;      /* RAYBOOT_GRACE_PERIOD: the pod's terminationGracePeriodSeconds */
+    long head_loss_timeout_ms; /* RAYBOOT_HEAD_LOSS_TIMEOUT: a worker waits this long for a lost head */
+    int eviction_exit_code;    /* RAYBOOT_EVICTION_EXIT_CODE: exit code after a graceful SIGTERM */
 };
 
 /* Defaults, then the environment. -1 with a message naming the variable on a bad value. */

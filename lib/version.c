@@ -12,7 +12,6 @@ void version_print(FILE *out, const char *program)
     const curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
     const struct scmp_version *scmp = seccomp_version();
     const nghttp2_info *h2 = nghttp2_version(0);
-    fprintf(out, "%s %s (libcurl %s, c-ares %s, nghttp2 %s, libseccomp %u.%u.%u, cJSON %s)\n", program,
-            RAYBOOT_VERSION, curl->version, ares_version(NULL), h2->version_str, scmp->major, scmp->minor,
-            scmp->micro, cJSON_Version());
+    fprintf(out, "%s %s (libcurl %s, c-ares %s, nghttp2 %s, libseccomp %u.%u.%u, cJSON %s)\n", program, RAYBOOT_VERSION,
+            curl->version, ares_version(NULL), h2->version_str, scmp->major, scmp->minor, scmp->micro, cJSON_Version());
 }

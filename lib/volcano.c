@@ -62,8 +62,7 @@ static struct volcano_task *task_get(struct volcano_tasks *vt, const char *key, 
 /* Splits buf on sep (newline for *.host files, comma for VC_*_HOSTS) into t's entries, taking
  * ownership of buf. Blank entries are skipped; anything that is not a host name is an error. An
  * empty list is kept (a task with replicas: 0); finish() checks it against VC_<K>_NUM. */
-static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const char *what,
-                          struct errbuf *err)
+static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const char *what, struct errbuf *err)
 {
     size_t count = 1, line = 0;
     char *p = buf;
@@ -101,8 +100,7 @@ static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const cha
     return 0;
 }
 
-static int parse_declared(struct volcano_task *t, const char *text, const char *what,
-                          struct errbuf *err)
+static int parse_declared(struct volcano_task *t, const char *text, const char *what, struct errbuf *err)
 {
     char *end;
     long v;
@@ -119,12 +117,11 @@ static int parse_declared(struct volcano_task *t, const char *text, const char *
 }
 
 /* "VC_GPU_WORKERS_HOSTS" with suffix "_HOSTS" -> key "gpu_workers"; false when not that shape. */
-static bool key_from_var(const char *name, size_t name_len, const char *suffix,
-                         char key[DNS_LABEL_MAX_BYTES + 1])
+static bool key_from_var(const char *name, size_t name_len, const char *suffix, char key[DNS_LABEL_MAX_BYTES + 1])
 {
     size_t slen = strlen(suffix);
-    if (name_len <= 3 + slen || strncmp(name, "VC_", 3) != 0 ||
-        strncmp(name + name_len - slen, suffix, slen) != 0 || name_len - 3 - slen > DNS_LABEL_MAX_BYTES)
+    if (name_len <= 3 + slen || strncmp(name, "VC_", 3) != 0 || strncmp(name + name_len - slen, suffix, slen) != 0 ||
+        name_len - 3 - slen > DNS_LABEL_MAX_BYTES)
         return false;
     for (size_t i = 0; i < name_len - 3 - slen; i++) {
         char c = name[3 + i];
@@ -158,8 +155,7 @@ static int compare_tasks(const void *a, const void *b)
 }
 
 /* Reads one ConfigMap key file of dir (relative to root). */
-static int read_key(const char *root, const char *dir, const char *name, char **text,
-                    struct errbuf *err)
+static int read_key(const char *root, const char *dir, const char *name, char **text, struct errbuf *err)
 {
     char path[1024];
     if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
@@ -206,8 +202,7 @@ static int add_key(struct volcano_tasks *vt, const char *name, enum key_kind kin
     return rc;
 }
 
-int volcano_parse_key(struct volcano_tasks *vt, const char *name, char *text, bool have_host_files,
-                      struct errbuf *err)
+int volcano_parse_key(struct volcano_tasks *vt, const char *name, char *text, bool have_host_files, struct errbuf *err)
 {
     char key[DNS_LABEL_MAX_BYTES + 1];
     enum key_kind kind = classify_key(name, have_host_files, key);
@@ -221,8 +216,7 @@ int volcano_parse_key(struct volcano_tasks *vt, const char *name, char *text, bo
 
 /* Loads every task from one directory listing: *.host files when any exist, else the
  * VC_*_HOSTS files; VC_*_NUM for the cross-check either way. */
-static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt,
-                    struct errbuf *err)
+static int load_dir(const char *root, const char *dir, struct volcano_tasks *vt, struct errbuf *err)
 {
     char path[4096];
     DIR *d;
@@ -378,8 +372,7 @@ static int load_env(const char *const *envp, struct volcano_tasks *vt, struct er
     return 0;
 }
 
-int volcano_load(const char *root, const char *const *envp, struct volcano_tasks *out,
-                 struct errbuf *err)
+int volcano_load(const char *root, const char *const *envp, struct volcano_tasks *out, struct errbuf *err)
 {
     char path[4096];
     memset(out, 0, sizeof(*out));
@@ -419,8 +412,7 @@ const struct volcano_task *volcano_find_task(const struct volcano_tasks *vt, con
     return NULL;
 }
 
-int volcano_find_host(const struct volcano_tasks *vt, const char *hostname, size_t *task,
-                      size_t *index)
+int volcano_find_host(const struct volcano_tasks *vt, const char *hostname, size_t *task, size_t *index)
 {
     size_t n = strlen(hostname);
     for (size_t t = 0; t < vt->ntasks; t++) {

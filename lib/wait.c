@@ -57,8 +57,8 @@ static void progress_fail(struct progress *pr, const char *stage, const char *re
     pr->attempt++;
     snprintf(pr->last_failure, sizeof(pr->last_failure), "%s: %s", stage, reason);
     if (now >= pr->next_log_ms) {
-        log_info("waiting for %s: %s (attempt %u, %.1f s, next try in %ld ms)", pr->what, pr->last_failure,
-                 pr->attempt, (double)(now - pr->start_ms) / 1000.0, next_ms);
+        log_info("waiting for %s: %s (attempt %u, %.1f s, next try in %ld ms)", pr->what, pr->last_failure, pr->attempt,
+                 (double)(now - pr->start_ms) / 1000.0, next_ms);
         pr->next_log_ms = now + WAIT_PROGRESS_INTERVAL_MS;
     }
 }
@@ -72,8 +72,8 @@ static bool cut_by_deadline(const struct progress *pr, long deadline)
 
 /* One prober request; its budget is what is left of the wait's deadline. PROBER_DIED ends the
  * wait (err says how). */
-static enum prober_status ask(struct prober *p, struct prober_request req, long deadline,
-                              struct prober_reply *reply, struct errbuf *err)
+static enum prober_status ask(struct prober *p, struct prober_request req, long deadline, struct prober_reply *reply,
+                              struct errbuf *err)
 {
     req.budget_ms = deadline_left_ms(deadline, monotime_ms());
     return prober_ask(p, &req, reply, err);

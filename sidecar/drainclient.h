@@ -7,7 +7,7 @@
 #include "exitcode.h"
 
 /* Exit codes of `rayboot-sidecar drain` beyond the project's (0 drained or accepted, 2 usage). */
-#define DRAINCLIENT_EXIT_NOT_DRAINED 1 /* the sidecar answered: the drain could not be made */
+#define DRAINCLIENT_EXIT_NOT_DRAINED 1                 /* the sidecar answered: the drain could not be made */
 #define DRAINCLIENT_EXIT_NO_SIDECAR EXIT_WAIT_DEADLINE /* no answer from the sidecar (not listening, or too slow) */
 
 /* POSTs /drain to 127.0.0.1:port, with ?deadline=deadline_s unless it is 0; prints the answer on

@@ -62,8 +62,8 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
 /* deadline_ms: the request's own deadline, or -1 for the grace period's. A request resumed after
  * its drain gets that drain's result; a new one waits for the drain running, or gets the result of
  * one the GCS accepted, or starts one (again, after one that failed). */
-static void drain_endpoint(struct sidecar *s, const struct http_request *req, long deadline_ms,
-                           struct http_answer *a, bool *suspend)
+static void drain_endpoint(struct sidecar *s, const struct http_request *req, long deadline_ms, struct http_answer *a,
+                           bool *suspend)
 {
     if (req->resumed && !sidecar_drain_done(s)) {
         set(a, 503, "the sidecar is stopping before the drain finished\n");
@@ -110,8 +110,10 @@ static void answer(struct sidecar *s, enum route_port port, const struct http_re
         break;
     case ROUTE_DRAIN_ELSEWHERE:
         s->drain_refused++;
-        set(a, 403, "/drain is not served on this port: only processes in this pod drain it, on %s:%d "
-                    "(`rayboot-sidecar drain`, the preStop hook)\n", SIDECAR_DRAIN_ADDRESS, s->drain_port);
+        set(a, 403,
+            "/drain is not served on this port: only processes in this pod drain it, on %s:%d "
+            "(`rayboot-sidecar drain`, the preStop hook)\n",
+            SIDECAR_DRAIN_ADDRESS, s->drain_port);
         break;
     case ROUTE_HEALTHZ:
         set(a, 200, "ok\n");
@@ -131,8 +133,9 @@ static void answer(struct sidecar *s, enum route_port port, const struct http_re
         set(a, 404, port == ROUTE_PORT_DRAIN ? "%.100s: not found (POST /drain)\n" : WRONG_METHOD_FMT, req->path);
         break;
     case ROUTE_NOT_FOUND:
-        set(a, 404, port == ROUTE_PORT_DRAIN ? "%.100s: not found (POST /drain)\n"
-                                             : "%.100s: not found (GET /healthz /readyz /metrics)\n",
+        set(a, 404,
+            port == ROUTE_PORT_DRAIN ? "%.100s: not found (POST /drain)\n"
+                                     : "%.100s: not found (GET /healthz /readyz /metrics)\n",
             req->path);
         break;
     }

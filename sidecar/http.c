@@ -108,8 +108,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 static enum MHD_Result queue_answer(struct MHD_Connection *c, const struct http_answer *a)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(a->body), (void *)a->body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(a->body), (void *)a->body, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result rc;
     if (!r)
         return MHD_NO;
@@ -202,13 +201,13 @@ struct http_server *http_start(const char *addr, int port, http_handler_fn handl
     }
     h->handler = handler;
     h->ctx = ctx;
-    h->daemon = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL, on_request, h,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned int)HTTP_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_PER_ADDRESS_LIMIT,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)port, NULL,
+                                 NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+                                 on_connection, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTION_LIMIT,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_PER_ADDRESS_LIMIT,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
     if (!h->daemon) {
         free(h);
         errbuf_set(err, "could not listen on %s:%d: in use, or not allowed", addr ? addr : "0.0.0.0", port);

@@ -74,8 +74,7 @@ static int confine_hook(void *out_fd, struct errbuf *err)
 }
 
 /* The child's whole job: one GET, one line out (to out_fd). */
-static void fetch_and_describe(const struct kubeapi_target *t, const char *token, int out_fd, char *line,
-                               size_t cap)
+static void fetch_and_describe(const struct kubeapi_target *t, const char *token, int out_fd, char *line, size_t cap)
 {
     char url[512], auth[TOKEN_MAX_BYTES + 32];
     const char *headers[] = {auth, "Accept: application/json", NULL};
@@ -132,8 +131,10 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
         snprintf(line, cap, "reason unknown (API server %.100s: %.300s)", host,
                  rc == HTTPC_TOO_LARGE ? "the Pod object is too large" : err.msg);
     else if (reply.status != 200)
-        snprintf(line, cap, "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
-                            "get on pods)", reply.status, t->pod_name);
+        snprintf(line, cap,
+                 "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
+                 "get on pods)",
+                 reply.status, t->pod_name);
     else if (podreason_parse(reply.body.buf, reply.body.len, &pr, &err) < 0)
         snprintf(line, cap, "reason unknown (%.400s)", err.msg);
     else

@@ -14,16 +14,16 @@
 
 struct kubeapi_fetch {
     pid_t pid;
-    int fd;         /* readable when the child wrote its line or exited; -1 when idle */
+    int fd;           /* readable when the child wrote its line or exited; -1 when idle */
     long deadline_ms; /* monotonic: kill the child past this */
     size_t len;
     char line[512]; /* the child's answer: the reason, or "reason unknown (...)" */
 };
 
 struct kubeapi_target {
-    const char *root;      /* RAYBOOT_ROOT, or NULL */
-    const char *host;      /* KUBERNETES_SERVICE_HOST */
-    const char *port;      /* KUBERNETES_SERVICE_PORT, or NULL for 443 */
+    const char *root; /* RAYBOOT_ROOT, or NULL */
+    const char *host; /* KUBERNETES_SERVICE_HOST */
+    const char *port; /* KUBERNETES_SERVICE_PORT, or NULL for 443 */
     const char *namespace_;
     const char *pod_name;
 };

@@ -63,8 +63,7 @@ static void restart_prober(struct sidecar *s, const char *why)
     watch(s, s->prober.fd, TAG_PROBER);
 }
 
-static void send_request(struct sidecar *s, const struct prober_request *req, enum sidecar_prober_use use,
-                         long now_ms)
+static void send_request(struct sidecar *s, const struct prober_request *req, enum sidecar_prober_use use, long now_ms)
 {
     struct errbuf err;
     if (prober_send(&s->prober, req, &err) < 0) {
@@ -239,14 +238,13 @@ static void report_drain(struct sidecar *s, long now_ms)
         s->drains_deadline++;
         log_warn("node %s still in the cluster after %.1f s of draining (%s)", s->plan.pod_ip, (double)ms / 1000.0,
                  s->disruption);
-        termlog_write(s->envp, "rayboot-sidecar: drain not finished within its deadline on %s: %s",
-                      s->drain_trigger, s->disruption);
+        termlog_write(s->envp, "rayboot-sidecar: drain not finished within its deadline on %s: %s", s->drain_trigger,
+                      s->disruption);
         break;
     case DRAIN_FAILED:
         s->drains_failed++;
         log_warn("could not drain node %s: %s", s->plan.pod_ip, d->detail);
-        termlog_write(s->envp, "rayboot-sidecar: no drain on %s (%s): %s", s->drain_trigger, d->detail,
-                      s->disruption);
+        termlog_write(s->envp, "rayboot-sidecar: no drain on %s (%s): %s", s->drain_trigger, d->detail, s->disruption);
         break;
     }
     http_resume_waiters(s->http_drain);

@@ -8,10 +8,11 @@
 
 static const cJSON *disruption_condition(const cJSON *pod)
 {
-    const cJSON *conditions = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"),
-                                                                "conditions");
+    const cJSON *conditions =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions");
     const cJSON *c;
-    cJSON_ArrayForEach(c, conditions) {
+    cJSON_ArrayForEach(c, conditions)
+    {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
         const cJSON *status = cJSON_GetObjectItemCaseSensitive(c, "status");
         if (cJSON_IsString(type) && strcmp(type->valuestring, "DisruptionTarget") == 0 && cJSON_IsString(status) &&
@@ -41,9 +42,9 @@ int podreason_parse(const char *json, size_t len, struct pod_reason *out, struct
         json_copy_printable(out->reason, sizeof(out->reason), cJSON_GetObjectItemCaseSensitive(cond, "reason"));
         json_copy_printable(out->message, sizeof(out->message), cJSON_GetObjectItemCaseSensitive(cond, "message"));
     }
-    json_copy_printable(out->deleted_at, sizeof(out->deleted_at),
-                        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"),
-                                                         "deletionTimestamp"));
+    json_copy_printable(
+        out->deleted_at, sizeof(out->deleted_at),
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "deletionTimestamp"));
     cJSON_Delete(pod);
     return 0;
 }

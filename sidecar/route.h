@@ -15,11 +15,11 @@ enum route_port {
 };
 
 enum route {
-    ROUTE_DRAIN,          /* POST /drain on the drain port (with a good deadline, if any) */
-    ROUTE_BAD_DEADLINE,   /* /drain?deadline= that is not whole seconds 1..ROUTE_DEADLINE_MAX_S: 400 */
-    ROUTE_DRAIN_METHOD,   /* /drain on the drain port with another method (HEAD and GET included): 405 */
-    ROUTE_DRAIN_ELSEWHERE,/* /drain on the probes port, any method: 403, nothing drained */
-    ROUTE_HEALTHZ,        /* GET or HEAD, probes port */
+    ROUTE_DRAIN,           /* POST /drain on the drain port (with a good deadline, if any) */
+    ROUTE_BAD_DEADLINE,    /* /drain?deadline= that is not whole seconds 1..ROUTE_DEADLINE_MAX_S: 400 */
+    ROUTE_DRAIN_METHOD,    /* /drain on the drain port with another method (HEAD and GET included): 405 */
+    ROUTE_DRAIN_ELSEWHERE, /* /drain on the probes port, any method: 403, nothing drained */
+    ROUTE_HEALTHZ,         /* GET or HEAD, probes port */
     ROUTE_READYZ,
     ROUTE_METRICS,
     ROUTE_WRONG_METHOD,   /* /healthz, /readyz or /metrics with a method other than GET or HEAD: 405 */

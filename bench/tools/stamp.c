@@ -20,8 +20,8 @@ static int record_instant(const char *path)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     char line[64];
-    int n = snprintf(line, sizeof(line), "%lld %ld\n",
-                     (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (long)getpid());
+    int n =
+        snprintf(line, sizeof(line), "%lld %ld\n", (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (long)getpid());
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;

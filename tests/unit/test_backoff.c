@@ -91,10 +91,8 @@ static void test_seeds_differ(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ceilings),
-        cmocka_unit_test(test_steps),
-        cmocka_unit_test(test_many_attempts),
-        cmocka_unit_test(test_jitter_bounds_and_mean),
+        cmocka_unit_test(test_ceilings),      cmocka_unit_test(test_steps),
+        cmocka_unit_test(test_many_attempts), cmocka_unit_test(test_jitter_bounds_and_mean),
         cmocka_unit_test(test_seeds_differ),
     };
     return cmocka_run_group_tests_name("backoff", tests, NULL, NULL);

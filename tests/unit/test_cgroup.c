@@ -21,8 +21,12 @@ static void test_cpu_max(void **state)
     static const struct {
         const char *text;
         long cpus;
-    } ok[] = {{"max 100000\n", 0}, {"50000 100000\n", 1}, {"100000 100000", 1}, {"350000 100000\n", 4},
-              {"200000 100000\n", 2}, {"1 100000", 1},
+    } ok[] = {{"max 100000\n", 0},
+              {"50000 100000\n", 1},
+              {"100000 100000", 1},
+              {"350000 100000\n", 4},
+              {"200000 100000\n", 2},
+              {"1 100000", 1},
               /* quota + period overflows 64 bits: still 185 CPUs, not 0 ("no limit"). */
               {"18401844637218545807 100000000000000013\n", 185}};
     (void)state;
@@ -35,8 +39,16 @@ static void test_cpu_max(void **state)
 
 static void test_cpu_max_malformed(void **state)
 {
-    static const char *const bad[] = {"", "max", "abc 100000", "100000 0", "1 2 3", "-1 100000",
-                                      "99999999999999999999999 100000", "100000", " 100000 100000", "max  100000"};
+    static const char *const bad[] = {"",
+                                      "max",
+                                      "abc 100000",
+                                      "100000 0",
+                                      "1 2 3",
+                                      "-1 100000",
+                                      "99999999999999999999999 100000",
+                                      "100000",
+                                      " 100000 100000",
+                                      "max  100000"};
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         long cpus;
@@ -65,11 +77,17 @@ static void test_cfs(void **state)
     static const struct {
         const char *quota, *period;
         long cpus;
-    } ok[] = {{"150000\n", "100000\n", 2}, {"-1\n", "100000\n", 0}, {"50000", "100000", 1},
+    } ok[] = {{"150000\n", "100000\n", 2}, {"-1\n", "100000\n", 0},    {"50000", "100000", 1},
               {"200000\n", "100000\n", 2}, {"1000\n", "1000000\n", 1}, {"-1", "100000", 0}};
-    static const char *const bad[][2] = {{"", "100000"}, {"150000", ""}, {"150000", "0"}, {"-2", "100000"},
-                                         {"-1x", "100000"}, {"0", "100000"}, {"max", "100000"},
-                                         {"150000 100000", "100000"}, {"99999999999999999999999", "1"},
+    static const char *const bad[][2] = {{"", "100000"},
+                                         {"150000", ""},
+                                         {"150000", "0"},
+                                         {"-2", "100000"},
+                                         {"-1x", "100000"},
+                                         {"0", "100000"},
+                                         {"max", "100000"},
+                                         {"150000 100000", "100000"},
+                                         {"99999999999999999999999", "1"},
                                          {"150000", "-100000"}};
     (void)state;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -151,8 +169,8 @@ static void read_limits(const struct pod_root *r, long cpus, unsigned long long 
     strv_init(&warnings);
     assert_int_equal(cgroup_read_limits(r->dir, &limits, &warnings), 0);
     if (limits.cpus != cpus || limits.memory_bytes != bytes || warnings.len != nwarnings)
-        fail_msg("got %ld CPUs, %llu bytes, %zu warnings (%s); wanted %ld, %llu, %zu", limits.cpus,
-                 limits.memory_bytes, warnings.len, warnings.len ? warnings.items[0] : "", cpus, bytes, nwarnings);
+        fail_msg("got %ld CPUs, %llu bytes, %zu warnings (%s); wanted %ld, %llu, %zu", limits.cpus, limits.memory_bytes,
+                 warnings.len, warnings.len ? warnings.items[0] : "", cpus, bytes, nwarnings);
     strv_free(&warnings);
 }
 
@@ -191,12 +209,8 @@ static void test_read_limits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cpu_max),
-        cmocka_unit_test(test_cpu_max_malformed),
-        cmocka_unit_test(test_memory_max),
-        cmocka_unit_test(test_cfs),
-        cmocka_unit_test(test_limit_in_bytes),
-        cmocka_unit_test(test_read_limits),
+        cmocka_unit_test(test_cpu_max), cmocka_unit_test(test_cpu_max_malformed), cmocka_unit_test(test_memory_max),
+        cmocka_unit_test(test_cfs),     cmocka_unit_test(test_limit_in_bytes),    cmocka_unit_test(test_read_limits),
     };
     return cmocka_run_group_tests_name("cgroup", tests, NULL, NULL);
 }

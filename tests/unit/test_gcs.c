@@ -147,11 +147,8 @@ static void test_truncated_list(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_health_statuses),
-        cmocka_unit_test(test_node_counts),
-        cmocka_unit_test(test_find_node),
-        cmocka_unit_test(test_departure),
-        cmocka_unit_test(test_truncated_list),
+        cmocka_unit_test(test_health_statuses), cmocka_unit_test(test_node_counts),    cmocka_unit_test(test_find_node),
+        cmocka_unit_test(test_departure),       cmocka_unit_test(test_truncated_list),
     };
     return cmocka_run_group_tests_name("gcs", tests, NULL, NULL);
 }

@@ -9,11 +9,12 @@
 
 #include "hosts.h"
 
-static const char kubelet[] = "# Kubernetes-managed hosts file.\n"
-                              "127.0.0.1\tlocalhost\n"
-                              "::1\tlocalhost ip6-localhost ip6-loopback\n"
-                              "fe00::0\tip6-localnet\n"
-                              "10.244.1.5\tray-cluster-head-0.ray-cluster.default.svc.cluster.local\tray-cluster-head-0\n";
+static const char kubelet[] =
+    "# Kubernetes-managed hosts file.\n"
+    "127.0.0.1\tlocalhost\n"
+    "::1\tlocalhost ip6-localhost ip6-loopback\n"
+    "fe00::0\tip6-localnet\n"
+    "10.244.1.5\tray-cluster-head-0.ray-cluster.default.svc.cluster.local\tray-cluster-head-0\n";
 
 /* The FQDN on the line that names the short hostname. */
 static void test_fqdn_from_kubelet_file(void **state)
@@ -61,8 +62,8 @@ static void test_lookup_addr(void **state)
     (void)state;
     assert_int_equal(hosts_lookup_addr(kubelet, "RAY-CLUSTER-HEAD-0", addr, sizeof(addr)), 0);
     assert_string_equal(addr, "10.244.1.5");
-    assert_int_equal(hosts_lookup_addr(kubelet, "ray-cluster-head-0.ray-cluster.default.svc.cluster.local.", addr,
-                                       sizeof(addr)), 0);
+    assert_int_equal(
+        hosts_lookup_addr(kubelet, "ray-cluster-head-0.ray-cluster.default.svc.cluster.local.", addr, sizeof(addr)), 0);
     assert_string_equal(addr, "10.244.1.5");
     assert_int_equal(hosts_lookup_addr(kubelet, "ip6-localhost", addr, sizeof(addr)), 0);
     assert_string_equal(addr, "::1");
@@ -73,8 +74,10 @@ static void test_lookup_addr(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fqdn_from_kubelet_file), cmocka_unit_test(test_prefix_is_not_a_match),
-        cmocka_unit_test(test_layout_variants),        cmocka_unit_test(test_needs_both_names),
+        cmocka_unit_test(test_fqdn_from_kubelet_file),
+        cmocka_unit_test(test_prefix_is_not_a_match),
+        cmocka_unit_test(test_layout_variants),
+        cmocka_unit_test(test_needs_both_names),
         cmocka_unit_test(test_lookup_addr),
     };
     return cmocka_run_group_tests_name("hosts", tests, NULL, NULL);

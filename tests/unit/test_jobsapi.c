@@ -45,8 +45,9 @@ static void test_submit_body(void **state)
     v = cJSON_Parse(body);
     assert_string_equal(cJSON_GetObjectItem(v, "entrypoint")->valuestring, "python -c 'print(1)'");
     assert_string_equal(cJSON_GetObjectItem(v, "submission_id")->valuestring, "rayboot-ns-j");
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "runtime_env"), "env_vars"),
-                                            "A")->valuestring, "1");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "runtime_env"), "env_vars"), "A")->valuestring,
+        "1");
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "metadata"), "rayboot.pod")->valuestring, "p-0");
     cJSON_Delete(v);
     free(body);
@@ -104,7 +105,8 @@ static void test_recorded_replies(void **state)
 
 static void test_refused_replies(void **state)
 {
-    static const char *bad_job[] = {"", "[]", "{}", "{\"status\":\"DONE\"}", "{\"status\":1}", "{\"status\":\"RUNNING\"}x"};
+    static const char *bad_job[] = {
+        "", "[]", "{}", "{\"status\":\"DONE\"}", "{\"status\":1}", "{\"status\":\"RUNNING\"}x"};
     static const char *bad_submit[] = {"{}", "{\"submission_id\":\"\"}", "{\"submission_id\":\"a/b\"}",
                                        "{\"submission_id\":7}", "null"};
     struct jobsapi_job job;
@@ -135,8 +137,11 @@ static void test_message_is_printable_and_exit_code_bounded(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_submit_body), cmocka_unit_test(test_submit_body_is_utf8), cmocka_unit_test(test_recorded_replies),
-        cmocka_unit_test(test_refused_replies), cmocka_unit_test(test_message_is_printable_and_exit_code_bounded),
+        cmocka_unit_test(test_submit_body),
+        cmocka_unit_test(test_submit_body_is_utf8),
+        cmocka_unit_test(test_recorded_replies),
+        cmocka_unit_test(test_refused_replies),
+        cmocka_unit_test(test_message_is_printable_and_exit_code_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,11 +54,14 @@ static void test_valid_utf8_is_kept(void **state)
 static void test_invalid_bytes_become_replacement_characters(void **state)
 {
     (void)state;
-    check("a\xff" "b", "a\xef\xbf\xbd" "b");
-    check("\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd");     /* overlong '/' */
-    check("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* a surrogate */
+    check("a\xff"
+          "b",
+          "a\xef\xbf\xbd"
+          "b");
+    check("\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd");                                 /* overlong '/' */
+    check("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");                 /* a surrogate */
     check("\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* past U+10FFFF */
-    check("cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd"); /* truncated at the end */
+    check("cut \xe2\x82", "cut \xef\xbf\xbd\xef\xbf\xbd");                         /* truncated at the end */
 }
 
 /* The evidence for workers_expected: where it came from and every task, counted or not, in JSON
@@ -145,9 +148,16 @@ static void test_platform_evidence(void **state)
     p.source = PLAN_SOURCE_JOBSET;
     p.workers_from = "jobset";
     p.workers_expected = 8;
-    p.jobset = (struct jobset_pod){.found = true, .name = "rc", .replicated_job = "workers", .replicated_job_replicas = 2,
-                                   .global_replicas = 3, .restart_attempt = -1, .head_job = "head", .worker_jobs = 2,
-                                   .pods_per_job = 4, .pods_per_job_from = "RAYBOOT_WORKER_PARALLELISM"};
+    p.jobset = (struct jobset_pod){.found = true,
+                                   .name = "rc",
+                                   .replicated_job = "workers",
+                                   .replicated_job_replicas = 2,
+                                   .global_replicas = 3,
+                                   .restart_attempt = -1,
+                                   .head_job = "head",
+                                   .worker_jobs = 2,
+                                   .pods_per_job = 4,
+                                   .pods_per_job_from = "RAYBOOT_WORKER_PARALLELISM"};
     json = plan_render_json(&p);
     root = cJSON_Parse(json);
     ev = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "evidence"), "jobset");

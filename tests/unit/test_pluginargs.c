@@ -33,9 +33,12 @@ static void test_every_flag_every_form(void **state)
     struct errbuf err;
     (void)state;
     plugin_args_init(&pa);
-    assert_int_equal(plugin_args_parse_list(&pa, " --head=ray-head\t--headContainer ray-c\n-worker=w "
-                                                 "--workerContainer=wc --port 6380 --dashboardPort=8266 "
-                                                 "-clientPort 10002 ", &err), 0);
+    assert_int_equal(plugin_args_parse_list(&pa,
+                                            " --head=ray-head\t--headContainer ray-c\n-worker=w "
+                                            "--workerContainer=wc --port 6380 --dashboardPort=8266 "
+                                            "-clientPort 10002 ",
+                                            &err),
+                     0);
     assert_string_equal(pa.head_task, "ray-head");
     assert_string_equal(pa.head_container, "ray-c");
     assert_string_equal(pa.worker_tasks, "w");

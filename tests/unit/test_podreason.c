@@ -73,7 +73,13 @@ static void test_deleted_without_condition(void **state)
 static void test_not_a_pod(void **state)
 {
     static const char *bad[] = {
-        "", "null", "[]", "{}", "{\"kind\":\"Status\",\"code\":403}", "{\"kind\":\"Pod\"", "{\"kind\":7}",
+        "",
+        "null",
+        "[]",
+        "{}",
+        "{\"kind\":\"Status\",\"code\":403}",
+        "{\"kind\":\"Pod\"",
+        "{\"kind\":7}",
         "{\"kind\":\"Pod\",\"status\":{\"conditions\":\"nope\"}}x",
     };
     struct pod_reason r;
@@ -135,9 +141,12 @@ static void test_too_large(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_disruption_reasons), cmocka_unit_test(test_deleted_without_condition),
-        cmocka_unit_test(test_not_a_pod),          cmocka_unit_test(test_odd_shapes),
-        cmocka_unit_test(test_text_is_cleaned_and_bounded), cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_disruption_reasons),
+        cmocka_unit_test(test_deleted_without_condition),
+        cmocka_unit_test(test_not_a_pod),
+        cmocka_unit_test(test_odd_shapes),
+        cmocka_unit_test(test_text_is_cleaned_and_bounded),
+        cmocka_unit_test(test_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

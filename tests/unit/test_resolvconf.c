@@ -15,7 +15,8 @@ static void test_kubelet_file(void **state)
     struct resolvconf rc;
     (void)state;
     resolvconf_parse("search ml.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\n"
-                     "options ndots:5\n", &rc);
+                     "options ndots:5\n",
+                     &rc);
     assert_int_equal(rc.nsearch, 3);
     assert_string_equal(rc.search[0], "ml.svc.cluster.local");
     assert_int_equal(rc.nnameservers, 1);
@@ -30,7 +31,8 @@ static void test_resolver_rules(void **state)
     struct resolvconf rc;
     (void)state;
     resolvconf_parse("search a.example\ndomain b.example\nnameserver 1.1.1.1\nnameserver 2.2.2.2\n"
-                     "nameserver 3.3.3.3\nnameserver 4.4.4.4\noptions timeout:1 ndots:99 attempts:2\n", &rc);
+                     "nameserver 3.3.3.3\nnameserver 4.4.4.4\noptions timeout:1 ndots:99 attempts:2\n",
+                     &rc);
     assert_int_equal(rc.nsearch, 1);
     assert_string_equal(rc.search[0], "b.example");
     assert_int_equal(rc.nnameservers, 3);
@@ -58,7 +60,8 @@ static void test_crlf_and_odd_blanks(void **state)
     struct resolvconf rc;
     (void)state;
     resolvconf_parse("search ns1.svc.cluster.local svc.cluster.local\r\nnameserver 10.96.0.10\r\n"
-                     "options ndots:5\r\n", &rc);
+                     "options ndots:5\r\n",
+                     &rc);
     assert_int_equal(rc.nsearch, 2);
     assert_string_equal(rc.search[1], "svc.cluster.local");
     assert_int_equal(rc.nnameservers, 1);
@@ -82,11 +85,8 @@ static void test_custom_domain(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kubelet_file),
-        cmocka_unit_test(test_resolver_rules),
-        cmocka_unit_test(test_junk),
-        cmocka_unit_test(test_crlf_and_odd_blanks),
-        cmocka_unit_test(test_custom_domain),
+        cmocka_unit_test(test_kubelet_file),        cmocka_unit_test(test_resolver_rules), cmocka_unit_test(test_junk),
+        cmocka_unit_test(test_crlf_and_odd_blanks), cmocka_unit_test(test_custom_domain),
     };
     return cmocka_run_group_tests_name("resolvconf", tests, NULL, NULL);
 }

@@ -220,11 +220,19 @@ static int confined(enum call c)
 static void test_allowed_calls_go_through(void **state)
 {
     static const enum call allowed[] = {
-        CALL_NOTHING,       CALL_SOCKET_TCP6,   CALL_SOCKET_UDP4,
-        CALL_MMAP_RW,       CALL_MPROTECT_RW,   CALL_SOCKET_TCP4_IPPROTO_TCP,
-        CALL_SOCKET_TCP6_IPPROTO_TCP,           CALL_SOCKET_TCP4_0,
-        CALL_SOCKET_UDP6_0, CALL_SETSOCKOPT_TCP_NODELAY,
-        CALL_FCNTL_GETFL,   CALL_FCNTL_SETFL,   CALL_FCNTL_SETFD,
+        CALL_NOTHING,
+        CALL_SOCKET_TCP6,
+        CALL_SOCKET_UDP4,
+        CALL_MMAP_RW,
+        CALL_MPROTECT_RW,
+        CALL_SOCKET_TCP4_IPPROTO_TCP,
+        CALL_SOCKET_TCP6_IPPROTO_TCP,
+        CALL_SOCKET_TCP4_0,
+        CALL_SOCKET_UDP6_0,
+        CALL_SETSOCKOPT_TCP_NODELAY,
+        CALL_FCNTL_GETFL,
+        CALL_FCNTL_SETFL,
+        CALL_FCNTL_SETFD,
         CALL_RESTART_SYSCALL,
     };
     (void)state;

@@ -38,10 +38,10 @@ static void test_first_word(void **state)
 {
     char *assignment[] = {"A=B", "python", "x=1"};
     char *keyword[] = {"if", "then"};
-    char *keywords[][2] = {{"for", "in"}, {"while", "do"}, {"case", "esac"}, {"time", "select"},
-                           {"function", "coproc"}, {"elif", "fi"}, {"until", "done"}};
-    const char *keyword_want[] = {"'for' in", "'while' do", "'case' esac", "'time' select", "'function' coproc",
-                                  "'elif' fi", "'until' done"};
+    char *keywords[][2] = {{"for", "in"},          {"while", "do"}, {"case", "esac"}, {"time", "select"},
+                           {"function", "coproc"}, {"elif", "fi"},  {"until", "done"}};
+    const char *keyword_want[] = {"'for' in",          "'while' do", "'case' esac", "'time' select",
+                                  "'function' coproc", "'elif' fi",  "'until' done"};
     char *job_spec[] = {"%1"}; /* harmless: bash takes a first word starting with % for a job anyway */
     char *path[] = {"/usr/bin/python3.11", "-u", "job_2.py"};
     char *punctuated[] = {"a:b", "c,d+e@f"};

@@ -25,14 +25,14 @@ static void test_ill_formed(void **state)
         const char *text;
         long offset;
     } bad[] = {
-        {"caf\xe9", 3},               /* Latin-1 */
-        {"ab\x80", 2},                /* a continuation byte alone */
-        {"\xc0\xaf", 0},              /* overlong '/' */
-        {"\xe0\x80\xaf", 0},          /* overlong, three bytes */
-        {"x\xed\xa0\x80", 1},         /* a UTF-16 surrogate */
-        {"\xf4\x90\x80\x80", 0},      /* past U+10FFFF */
-        {"ok\xe2\x82", 2},            /* truncated at the end */
-        {"\xf5\x80\x80\x80", 0},      /* not a lead byte */
+        {"caf\xe9", 3},          /* Latin-1 */
+        {"ab\x80", 2},           /* a continuation byte alone */
+        {"\xc0\xaf", 0},         /* overlong '/' */
+        {"\xe0\x80\xaf", 0},     /* overlong, three bytes */
+        {"x\xed\xa0\x80", 1},    /* a UTF-16 surrogate */
+        {"\xf4\x90\x80\x80", 0}, /* past U+10FFFF */
+        {"ok\xe2\x82", 2},       /* truncated at the end */
+        {"\xf5\x80\x80\x80", 0}, /* not a lead byte */
     };
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
