@@ -16,6 +16,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import shlex
 import subprocess
 import sys
@@ -57,6 +58,7 @@ REFUSED_ENV = {
     "RAYBOOT_CLUSTER_DOMAIN": PLAN_READS,
     "RAYBOOT_WORKERS_EXPECTED": PLAN_READS,
     "RAYBOOT_SUBMITTER_TASK": ("volcano",),  # read only where Volcano names the tasks
+    "RAYBOOT_WORKER_PARALLELISM": ("jobset",),  # read only where a JobSet's labels name the pod
     "RAYBOOT_WAIT_TIMEOUT": SETTINGS_READ,
     "RAYBOOT_WORKERS_TIMEOUT": SETTINGS_READ,
     "RAYBOOT_GRACE_PERIOD": SETTINGS_READ,
@@ -138,6 +140,11 @@ def way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path):
     if mode == "volcano":
         env = volcano_pod(tmp_path / "vc", "rc", "default", {"head": 1, "worker": 1, "submitter": 1}, ("worker", 0))
         return [rayboot_bin, "plan"], dict(env, RAYBOOT_ROOT=str(tmp_path / "vc"))
+    if mode == "jobset":
+        case = REPO / "tests" / "fixtures" / "pods" / "jobset-head"
+        shutil.copytree(case / "root", tmp_path / "js", symlinks=True)
+        env = dict(line.split("=", 1) for line in (case / "env").read_text().splitlines() if "=" in line)
+        return [rayboot_bin, "plan"], dict(env, RAYBOOT_ROOT=str(tmp_path / "js"))
     raise AssertionError(mode)
 
 
