@@ -21,7 +21,7 @@ RECORD = os.environ.get("RAYBOOT_RECORD_JOBSAPI")
 
 
 def manifest():
-    job = yaml.safe_load(MANIFEST.read_text())
+    (job,) = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d and d["kind"] == "Job"]
     for task in job["spec"]["tasks"]:
         c = task["template"]["spec"]["containers"][0]
         if task["name"] in ("head", "worker"):

@@ -199,6 +199,10 @@ def job_pod_labels(doc):
     """The labels every pod of a job gets from its controller, for NetworkPolicy selectors."""
     if doc["apiVersion"] == "batch.volcano.sh/v1alpha1":
         return {"volcano.sh/job-name": doc["metadata"]["name"]}
+    if doc["kind"] == "LeaderWorkerSet":
+        return {"leaderworkerset.sigs.k8s.io/name": doc["metadata"]["name"]}
+    if doc["kind"] == "JobSet":
+        return {"jobset.sigs.k8s.io/jobset-name": doc["metadata"]["name"]}
     return {"batch.kubernetes.io/job-name": doc["metadata"]["name"]}
 
 
@@ -207,11 +211,14 @@ def matches(selector, labels):
     return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
 
 
-@pytest.mark.parametrize("path", sorted({p for p, d in documents() if d.get("kind") == "Job"}),
-                         ids=lambda p: p.name)
+JOB_KINDS = ("Job", "LeaderWorkerSet", "JobSet")
+
+
+@pytest.mark.parametrize("path", sorted({p for p, d in documents() if d.get("kind") in JOB_KINDS}),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_job_ships_a_policy_admitting_only_its_own_pods(path):
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
-    (job,) = [d for d in docs if d["kind"] == "Job"]
+    (job,) = [d for d in docs if d["kind"] in JOB_KINDS]
     mine = job_pod_labels(job)
     policies = [d for d in docs if d["kind"] == "NetworkPolicy"]
     selecting = [p for p in policies if matches(p["spec"]["podSelector"], mine)]

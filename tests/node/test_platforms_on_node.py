@@ -100,7 +100,7 @@ def test_lws_runs_to_its_result_and_its_group_comes_back(node, restricted_namesp
     same names, which form a new cluster and run the program again."""
     ns = restricted_namespace
     t0 = time.monotonic()
-    (doc,) = create_all(node, ns, "lws/ray-cluster.yaml")
+    (doc,) = [d for d in create_all(node, ns, "lws/ray-cluster.yaml") if d["kind"] == "LeaderWorkerSet"]
     bad = dict(doc, metadata={"name": "bad"})
     bad["spec"] = dict(doc["spec"], leaderWorkerTemplate=dict(doc["spec"]["leaderWorkerTemplate"], size="three"))
     assert refused(node, ns, bad), "the API server took a LeaderWorkerSet with size: three"
@@ -136,7 +136,7 @@ def test_jobset_runs_to_completion(node, restricted_namespace, jobset):
     ends Succeeded, and the JobSet Completes on the head's Job (its successPolicy)."""
     ns = restricted_namespace
     t0 = time.monotonic()
-    (doc,) = create_all(node, ns, "jobset/ray-cluster.yaml")
+    (doc,) = [d for d in create_all(node, ns, "jobset/ray-cluster.yaml") if d["kind"] == "JobSet"]
     bad = dict(doc, metadata={"name": "bad"}, spec=dict(doc["spec"], replicatedJobs=[{"name": "head"}]))
     assert refused(node, ns, bad), "the API server took a replicated job without a template"
     final = {}
