@@ -191,6 +191,7 @@ format:
 
 lint: $(DEPS_OK)
 	python3 scripts/include-graph.py
+	python3 scripts/unique-test-names.py
 	clang-format --dry-run --Werror $(C_FILES)
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem -Ilib lib init sidecar
