@@ -45,6 +45,25 @@ static bool at_end(const char *p)
     return *p == '\0';
 }
 
+/* No CPU limit: 0 CPUs, as the callers read it. */
+static int cpus_unlimited(long *cpus)
+{
+    *cpus = 0;
+    return 0;
+}
+
+/* A CFS quota over its period, in whole CPUs rounded up (v1's cfs_quota_us / cfs_period_us and
+ * v2's cpu.max say the same thing in two files or one). */
+static int cpus_from_quota(unsigned long long quota, unsigned long long period, long *cpus)
+{
+    if (quota / period >= 1u << 20) /* more CPUs than any machine has: malformed */
+        return -1;
+    /* Rounded up without quota + period - 1, which wraps for huge values and made "no limit" of
+     * a limit (found by fuzz/fuzz_cgroup.c). */
+    *cpus = (long)(quota / period + (quota % period != 0));
+    return 0;
+}
+
 int cgroup_parse_cpu_max(const char *text, long *cpus)
 {
     const char *p = text;
@@ -60,16 +79,7 @@ int cgroup_parse_cpu_max(const char *text, long *cpus)
     p++;
     if (!parse_u64(&p, &period) || period == 0 || !at_end(p))
         return -1;
-    if (unlimited) {
-        *cpus = 0;
-        return 0;
-    }
-    if (quota / period >= 1u << 20) /* more CPUs than any machine has: malformed */
-        return -1;
-    /* Rounded up without quota + period - 1, which wraps for huge values and made "no limit" of
-     * a limit (found by fuzz/fuzz_cgroup.c). */
-    *cpus = (long)(quota / period + (quota % period != 0));
-    return 0;
+    return unlimited ? cpus_unlimited(cpus) : cpus_from_quota(quota, period, cpus);
 }
 
 int cgroup_parse_memory_max(const char *text, unsigned long long *bytes)
@@ -96,14 +106,7 @@ int cgroup_parse_cfs(const char *quota, const char *period, long *cpus)
         return -1;
     if (!at_end(q) || !parse_u64(&p, &period_us) || period_us == 0 || !at_end(p))
         return -1;
-    if (unlimited) {
-        *cpus = 0;
-        return 0;
-    }
-    if (quota_us / period_us >= 1u << 20) /* more CPUs than any machine has: malformed */
-        return -1;
-    *cpus = (long)(quota_us / period_us + (quota_us % period_us != 0));
-    return 0;
+    return unlimited ? cpus_unlimited(cpus) : cpus_from_quota(quota_us, period_us, cpus);
 }
 
 int cgroup_parse_limit_in_bytes(const char *text, unsigned long long *bytes)
