@@ -15,6 +15,7 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import cluster  # noqa: E402
+from kube import running  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -75,11 +76,8 @@ def volcano_crd(node):
 def volcano(node, volcano_crd, namespace):
     """The test Volcano job controller (tests/node/volcano.py) for this test's namespace."""
     import volcano as vc
-    controller = vc.Controller(node, namespace).start()
-    try:
+    with running(vc.Controller(node, namespace)) as controller:
         yield controller
-    finally:
-        controller.stop()
 
 
 RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}

@@ -28,14 +28,12 @@ terminalState."""
 import copy
 import datetime
 import hashlib
-import threading
 import urllib.parse
 
-from kube import ApiError
+from kube import PollingController, owner_references
 
 GROUP = "/apis/jobset.x-k8s.io/v1alpha2"
 PREFIX = "jobset.sigs.k8s.io/"
-POLL_S = 0.5
 
 
 def job_key(namespace, job):
@@ -61,44 +59,18 @@ def condition(obj, kind):
     return any(c["type"] == kind and c["status"] == "True" for c in obj.get("status", {}).get("conditions") or [])
 
 
-class Controller:
-    """Reconciles the JobSets of one namespace from a background thread."""
+class Controller(PollingController):
+    """Reconciles the JobSets of one namespace."""
 
-    def __init__(self, kube, namespace):
-        self.kube = kube
-        self.ns = namespace
-        self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"jobset-{namespace}", daemon=True)
+    def list_path(self):
+        return f"{GROUP}/namespaces/{self.ns}/jobsets"
 
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self):
-        while not self._stop.is_set():
-            try:
-                for js in self.kube.get(f"{GROUP}/namespaces/{self.ns}/jobsets")["items"]:
-                    self._reconcile(with_defaults(js))
-            except Exception as e:  # noqa: BLE001 - kept for the test to report, the loop goes on
-                self.errors.append(repr(e))
-            self._stop.wait(POLL_S)
-
-    def _create(self, path, obj):
-        try:
-            self.kube.post(path, obj)
-        except ApiError as e:
-            if e.code != 409:
-                raise
+    def reconcile(self, js):
+        self._reconcile(with_defaults(js))
 
     @staticmethod
     def _owner(js):
-        return [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": js["metadata"]["name"],
-                 "uid": js["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+        return owner_references(js, "JobSet", "jobset.x-k8s.io/v1alpha2")
 
     @staticmethod
     def subdomain(js):
@@ -107,7 +79,7 @@ class Controller:
     def _service(self, js):
         if not js["spec"]["network"]["enableDNSHostnames"]:
             return
-        self._create(f"/api/v1/namespaces/{self.ns}/services", {
+        self.kube.post_unless_exists(f"/api/v1/namespaces/{self.ns}/services", {
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": self.subdomain(js), "ownerReferences": self._owner(js)},
             "spec": {"clusterIP": "None", "selector": {PREFIX + "jobset-name": js["metadata"]["name"]},
@@ -155,12 +127,9 @@ class Controller:
         for job in jobs.values():
             if not (condition(job, "Complete") or condition(job, "Failed")) and \
                     not job["metadata"].get("deletionTimestamp"):
-                try:
-                    self.kube.delete(f"/apis/batch/v1/namespaces/{self.ns}/jobs/{job['metadata']['name']}",
-                                     {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"})
-                except ApiError as e:
-                    if e.code != 404:
-                        raise
+                self.kube.delete_unless_gone(f"/apis/batch/v1/namespaces/{self.ns}/jobs/{job['metadata']['name']}",
+                                             {"kind": "DeleteOptions", "apiVersion": "v1",
+                                              "propagationPolicy": "Foreground"})
         self.kube.patch(f"{GROUP}/namespaces/{self.ns}/jobsets/{js['metadata']['name']}/status", {"status": {
             "terminalState": kind, "conditions": [{"type": kind, "status": "True", "reason": reason,
                                                    "message": f"jobset {kind.lower()}",
@@ -186,4 +155,4 @@ class Controller:
         for rjob in js["spec"]["replicatedJobs"]:
             for j in range(rjob.get("replicas", 1)):
                 if f"{js['metadata']['name']}-{rjob['name']}-{j}" not in jobs:
-                    self._create(f"/apis/batch/v1/namespaces/{self.ns}/jobs", self._job(js, rjob, j))
+                    self.kube.post_unless_exists(f"/apis/batch/v1/namespaces/{self.ns}/jobs", self._job(js, rjob, j))

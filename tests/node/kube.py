@@ -3,8 +3,10 @@ in and out, nothing else (no kubectl, no client library to keep in step with the
 
 What the tests need and no more: get, list, create, patch, delete, the eviction subresource,
 server-side waits by polling, and pod logs. Errors carry the server's Status message."""
+import contextlib
 import json
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -90,6 +92,14 @@ class Kube:
     def delete(self, path, body=None, **kw):
         return self.request("DELETE", path, body, **kw)
 
+    def delete_unless_gone(self, path, body=None):
+        """DELETEs path; one that is gone already (404) is what was asked for."""
+        try:
+            self.delete(path, body)
+        except ApiError as e:
+            if e.code != 404:
+                raise
+
     def patch(self, path, body, **kw):
         return self.request("PATCH", path, body, content_type="application/merge-patch+json", **kw)
 
@@ -97,6 +107,14 @@ class Kube:
         """POSTs one manifest object; its namespace is the object's own, else NAMESPACE."""
         ns = obj.get("metadata", {}).get("namespace") or namespace
         return self.post(resource_path(obj["apiVersion"], obj["kind"], ns), obj)
+
+    def post_unless_exists(self, path, obj):
+        """POSTs obj; one that is there already (409) is left as it is, as a controller's create does."""
+        try:
+            self.post(path, obj)
+        except ApiError as e:
+            if e.code != 409:
+                raise
 
     def exists(self, path):
         try:
@@ -211,9 +229,59 @@ class Kube:
                   lambda: self.exists(f"/api/v1/namespaces/{name}/serviceaccounts/default"), 60)
 
     def delete_namespace(self, name, timeout=120):
-        try:
-            self.delete(f"/api/v1/namespaces/{name}")
-        except ApiError as e:
-            if e.code != 404:
-                raise
+        self.delete_unless_gone(f"/api/v1/namespaces/{name}")
         self.wait(f"namespace {name} gone", lambda: not self.exists(f"/api/v1/namespaces/{name}"), timeout)
+
+
+def owner_references(obj, kind, api_version):
+    """The ownerReferences that make obj the controlling owner: deleting obj deletes what holds them."""
+    return [{"apiVersion": api_version, "kind": kind, "name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"],
+             "controller": True, "blockOwnerDeletion": True}]
+
+
+class PollingController:
+    """A test controller that lists its objects every poll_s seconds from a background thread and
+    reconciles each (subclasses give list_path and reconcile). An error is kept in .errors for the
+    test to report, and the loop goes on, as a real controller's would."""
+
+    poll_s = 0.5
+
+    def __init__(self, kube, namespace):
+        self.kube = kube
+        self.ns = namespace
+        self.errors = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"{type(self).__module__}-{namespace}", daemon=True)
+
+    def list_path(self):
+        raise NotImplementedError
+
+    def reconcile(self, obj):
+        raise NotImplementedError
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                for obj in self.kube.get(self.list_path())["items"]:
+                    self.reconcile(obj)
+            except Exception as e:  # noqa: BLE001 - kept for the test to report, the loop goes on
+                self.errors.append(repr(e))
+            self._stop.wait(self.poll_s)
+
+
+@contextlib.contextmanager
+def running(controller):
+    """controller started for the with block, stopped after it whatever happened."""
+    controller.start()
+    try:
+        yield controller
+    finally:
+        controller.stop()

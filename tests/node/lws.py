@@ -26,13 +26,11 @@ subdomains, subgroups, exclusive placement, TPU variables, the Volcano scheduler
 RecreateGroupAfterStart and None policies, and status."""
 import copy
 import hashlib
-import threading
 
-from kube import ApiError
+from kube import PollingController, owner_references
 
 GROUP = "/apis/leaderworkerset.x-k8s.io/v1"
 PREFIX = "leaderworkerset.sigs.k8s.io/"
-POLL_S = 0.5
 LWS_VARS = ("LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX")
 
 
@@ -40,49 +38,26 @@ def group_key(namespace, leader):
     return hashlib.sha1(f"{namespace}/{leader}".encode()).hexdigest()
 
 
-class Controller:
-    """Reconciles the LeaderWorkerSets of one namespace from a background thread."""
+class Controller(PollingController):
+    """Reconciles the LeaderWorkerSets of one namespace."""
 
     def __init__(self, kube, namespace):
-        self.kube = kube
-        self.ns = namespace
-        self.errors = []
+        super().__init__(kube, namespace)
         self.recreated = []  # (group leader, reason) for each group made again
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"lws-{namespace}", daemon=True)
 
-    def start(self):
-        self._thread.start()
-        return self
+    def list_path(self):
+        return f"{GROUP}/namespaces/{self.ns}/leaderworkersets"
 
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self):
-        while not self._stop.is_set():
-            try:
-                for lws in self.kube.get(f"{GROUP}/namespaces/{self.ns}/leaderworkersets")["items"]:
-                    self._reconcile(lws)
-            except Exception as e:  # noqa: BLE001 - kept for the test to report, the loop goes on
-                self.errors.append(repr(e))
-            self._stop.wait(POLL_S)
-
-    def _create(self, path, obj):
-        try:
-            self.kube.post(path, obj)
-        except ApiError as e:
-            if e.code != 409:
-                raise
+    def reconcile(self, lws):
+        self._reconcile(lws)
 
     @staticmethod
     def _owner(obj, kind, api_version):
-        return [{"apiVersion": api_version, "kind": kind, "name": obj["metadata"]["name"],
-                 "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+        return owner_references(obj, kind, api_version)
 
     def _service(self, lws):
         name = lws["metadata"]["name"]
-        self._create(f"/api/v1/namespaces/{self.ns}/services", {
+        self.kube.post_unless_exists(f"/api/v1/namespaces/{self.ns}/services", {
             "apiVersion": "v1", "kind": "Service",
             "metadata": {"name": name, "labels": {PREFIX + "name": name},
                          "ownerReferences": self._owner(lws, "LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1")},
@@ -149,18 +124,14 @@ class Controller:
                 why = [n for n, p in pods.items() if self._restarted(p) or p["metadata"].get("deletionTimestamp")]
                 if why:
                     self.recreated.append((leader_name, why))
-                    try:
-                        self.kube.delete(f"/api/v1/namespaces/{self.ns}/pods/{leader_name}",
-                                         {"kind": "DeleteOptions", "apiVersion": "v1",
-                                          "propagationPolicy": "Foreground"})
-                    except ApiError as e:
-                        if e.code != 404:
-                            raise
+                    self.kube.delete_unless_gone(f"/api/v1/namespaces/{self.ns}/pods/{leader_name}",
+                                                 {"kind": "DeleteOptions", "apiVersion": "v1",
+                                                  "propagationPolicy": "Foreground"})
                     continue
             if lws["spec"].get("startupPolicy") == "LeaderReady" and not any(
                     c["type"] == "Ready" and c["status"] == "True" for c in leader["status"].get("conditions", [])):
                 continue
             for worker in range(1, size):
                 if f"{leader_name}-{worker}" not in pods:
-                    self._create(f"/api/v1/namespaces/{self.ns}/pods",
+                    self.kube.post_unless_exists(f"/api/v1/namespaces/{self.ns}/pods",
                                  self._pod(lws, group, worker, self._owner(leader, "Pod", "v1")))

@@ -12,7 +12,7 @@ import time
 import pytest
 import yaml
 
-from kube import ApiError
+from kube import ApiError, running
 from test_shipped_manifests import SQUARES, for_this_node, job_configmap, load, pod_logs
 
 SCHEMAS = pathlib.Path(__file__).resolve().parent.parent / "manifests" / "schemas"
@@ -45,21 +45,15 @@ def jobset_crd(node):
 @pytest.fixture
 def lws(node, lws_crd, restricted_namespace):
     import lws as controller
-    c = controller.Controller(node, restricted_namespace).start()
-    try:
+    with running(controller.Controller(node, restricted_namespace)) as c:
         yield c
-    finally:
-        c.stop()
 
 
 @pytest.fixture
 def jobset(node, jobset_crd, restricted_namespace):
     import jobset as controller
-    c = controller.Controller(node, restricted_namespace).start()
-    try:
+    with running(controller.Controller(node, restricted_namespace)) as c:
         yield c
-    finally:
-        c.stop()
 
 
 def create_all(node, namespace, relative):

@@ -42,7 +42,7 @@ import http.client
 import queue
 import threading
 
-from kube import ApiError
+from kube import ApiError, owner_references
 
 GROUP = "/apis/batch.volcano.sh/v1alpha1"
 POLL_S = 0.5
@@ -405,11 +405,7 @@ class Controller:
     # --- actions (job_controller_actions.go: killPods, syncJob) ---------------------------
 
     def _delete_pod(self, name):
-        try:
-            self.kube.delete(f"/api/v1/namespaces/{self.ns}/pods/{name}")
-        except ApiError as e:
-            if e.code != 404:
-                raise
+        self.kube.delete_unless_gone(f"/api/v1/namespaces/{self.ns}/pods/{name}")
 
     def _kill(self, job, st, retain, target, update):
         """killJob (target None) or killTarget: the pods to kill are marked out-of-sync (their
@@ -489,21 +485,13 @@ class Controller:
     # --- plugins: their job-level objects (svc, ray) --------------------------------------
 
     def _owner(self, job):
-        return [{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": job["metadata"]["name"],
-                 "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+        return owner_references(job, "Job", "batch.volcano.sh/v1alpha1")
 
     def _plugins(self, job):
         plugins = dict(job["spec"].get("plugins") or {})
         if "ray" in plugins:
             plugins.setdefault("svc", [])  # the ray plugin brings svc with it
         return plugins
-
-    def _create(self, path, obj):
-        try:
-            self.kube.post(path, obj)
-        except ApiError as e:
-            if e.code != 409:
-                raise
 
     def _svc_configmap(self, job):
         name = job["metadata"]["name"]
@@ -522,14 +510,14 @@ class Controller:
         labels = {"volcano.sh/job-name": name, "volcano.sh/job-namespace": self.ns}
         if "svc" in plugins and st["resources"].get("plugin-svc") != "svc":
             self._svc_configmap(job)
-            self._create(f"/api/v1/namespaces/{self.ns}/services", {
+            self.kube.post_unless_exists(f"/api/v1/namespaces/{self.ns}/services", {
                 "apiVersion": "v1", "kind": "Service",
                 "metadata": {"name": name, "ownerReferences": self._owner(job)},
                 "spec": {"clusterIP": "None", "selector": labels, "publishNotReadyAddresses": False}})
             st["resources"]["plugin-svc"] = "svc"
         if "ray" in plugins and st["resources"].get("plugin-ray") != "ray":
             f = plugin_flags(plugins["ray"])
-            self._create(f"/api/v1/namespaces/{self.ns}/services", {
+            self.kube.post_unless_exists(f"/api/v1/namespaces/{self.ns}/services", {
                 "apiVersion": "v1", "kind": "Service",
                 "metadata": {"name": f"{name}-head-svc", "ownerReferences": self._owner(job)},
                 "spec": {"selector": dict(labels, **{"volcano.sh/task-spec": f["head"]}),
@@ -550,11 +538,7 @@ class Controller:
         if st["resources"].pop("plugin-ray", None):
             paths.append(f"services/{name}-head-svc")
         for path in paths:
-            try:
-                self.kube.delete(f"/api/v1/namespaces/{self.ns}/{path}")
-            except ApiError as e:
-                if e.code != 404:
-                    raise
+            self.kube.delete_unless_gone(f"/api/v1/namespaces/{self.ns}/{path}")
 
     # --- pods (createJobPod and the plugins' OnPodCreate) ---------------------------------
 
