@@ -17,7 +17,8 @@ enum jobclient_result {
     JOBCLIENT_EXISTS = -3,      /* submit: a job with this submission_id exists already */
     JOBCLIENT_REFUSED = -4,     /* submit: the dashboard refused the request (4xx); the message has its reason */
     JOBCLIENT_TOO_LARGE = -5,   /* logs: longer than JOBSAPI_LOGS_MAX_BYTES */
-    JOBCLIENT_UNAUTHORIZED = -6, /* version: HTTP 401 or 403, Ray's token auth refused us (a configuration error) */
+    /* version: HTTP 401 or 403, Ray's token authentication refused us (a configuration error). */
+    JOBCLIENT_UNAUTHORIZED = -6,
 };
 
 /* GET /api/version: JOBCLIENT_OK when it answers 200; JOBCLIENT_UNAUTHORIZED on 401/403, with a

@@ -15,8 +15,9 @@ enum wait_result {
     WAIT_DEADLINE = -1,    /* the message names the address and the last failure */
     WAIT_STOPPED = -2,     /* the wait's stop check said to give up */
     WAIT_PROBER_DIED = -3, /* the message says how */
-    WAIT_UNAUTHENTICATED = -4, /* the GCS refused the token (or its absence): a configuration error, exit 2;
-                                * the message names the variables */
+    /* The GCS refused the token (or its absence): a configuration error (exit 2); the message
+     * names the variables. */
+    WAIT_UNAUTHENTICATED = -4,
 };
 
 /* What may cut a wait short. When fd (a signalfd) becomes readable, check(ctx) reads everything

