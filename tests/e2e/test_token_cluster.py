@@ -128,3 +128,39 @@ def test_token_mode_without_token_refused(rayboot_bin, tmp_path):
     assert out.returncode == 2 and f"RAY_AUTH_TOKEN_PATH is set but gives no token: {missing}" in out.stderr, \
         out.stderr
     assert not os.path.exists(tmp_path / ".ray")
+
+
+def test_submitter_in_token_mode(cluster, rayboot_bin):
+    """The submitter (k8s/volcano/ray-submitter.yaml, one worker) with the token: it waits for the
+    cluster (GCS calls with the token) and submits, follows and ends with the job through the
+    dashboard (every request with the token). `rayboot submit` with a wrong token, or none, is
+    refused by the dashboard (403, 401) and exits 2 at once, naming the variables."""
+    from test_submitter import SQUARES, manifest
+    token = secrets.token_hex(16)
+    spec = manifest()
+    for task in spec["spec"]["tasks"]:
+        if task["name"] == "worker":
+            task["replicas"] = 1
+        task["template"]["spec"]["containers"][0]["env"] += env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)
+    job = cluster.job(spec)
+    job.start()
+    head, submitter = job.pod("head"), job.pod("submitter")
+    assert submitter.wait(240) == 0, submitter.log() + head.log()
+    log = submitter.log()
+    assert SQUARES in log and "nodes: 2" in log, log
+    assert "Ray token authentication: the token from RAY_AUTH_TOKEN" in log, log
+    assert token not in log
+    for wrong, status in (("not-" + token, "HTTP 403"), (None, "HTTP 401")):
+        pod_env = head.env()
+        pod_env.pop("RAY_AUTH_TOKEN")
+        if wrong:
+            pod_env["RAY_AUTH_TOKEN"] = wrong
+        else:
+            pod_env["RAY_AUTH_MODE"] = "disabled"
+        t0 = time.monotonic()
+        out = head.exec([str(rayboot_bin), "submit", "--address=http://127.0.0.1:8265", "--", "true"], env=pod_env,
+                        timeout=60)
+        assert out.returncode == 2, out.stderr
+        assert time.monotonic() - t0 < 20
+        assert status in out.stderr and "RAY_AUTH_TOKEN" in out.stderr and "RAY_AUTH_TOKEN_PATH" in out.stderr, \
+            out.stderr
