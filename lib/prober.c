@@ -164,6 +164,7 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
     memset(reply, 0, sizeof(reply[0]));
     err.msg[0] = '\0';
     grpc->budget_ms = req->budget_ms;
+    grpc->last_grpc_status = -1; /* a DNS or TCP request makes no call: no status from the last one */
     switch (req->op) {
     case PROBE_RESOLVE:
         reply->status = done(dns_resolve(dns, req->name, req->budget_ms, reply->addr, &err));
