@@ -78,24 +78,37 @@ def test_token_cluster_joins_runs_and_drains(cluster, sidecar_bin, tmp_path):
     assert not MACHINE_TOKEN.exists()
 
 
-def test_wrong_token_exits_2_at_once(cluster):
+def test_wrong_token_exits_2_at_once(cluster, sidecar_bin, tmp_path):
     token = secrets.token_hex(16)
     job = cluster.job(token_job(token, worker_env=env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="not-" + token,
                                                       RAYBOOT_WAIT_TIMEOUT="300")))
     head, worker = job.pod("head"), job.pod("worker", 0)
-    head.start()
+    # Both at once: the worker waits for the head's name and GCS (a worker that exits within
+    # milliseconds of its start would outrun the simulator's look at it), then finds its token
+    # refused as soon as the GCS answers.
+    job.start()
     wait_until(lambda: "is SERVING" in head.log() or not head.running(), 180, "the head's GCS")
     assert head.running(), head.log()
     t0 = time.monotonic()
-    worker.start()
     code = worker.wait(60)
     took = time.monotonic() - t0
     assert code == 2, logs(job)
-    assert took < 30, f"a wrong token took {took:.1f} s to be found out"
+    assert took < 30, f"a wrong token took {took:.1f} s to be found out once the head answered"
     log = worker.log()
     assert "UNAUTHENTICATED" in log and "RAY_AUTH_TOKEN" in log and "RAY_AUTH_TOKEN_PATH" in log, log
     assert "started ray" not in log, log
     assert token not in log
+    # The sidecar with the wrong token (as a worker's, beside the head's node): not ready, and the
+    # refusal said once in its log and in /readyz.
+    sidecar_env = dict(worker.env(), RAYBOOT_ROLE="worker", RAYBOOT_POD_IP=head.ip,
+                       RAYBOOT_TERMINATION_LOG=str(tmp_path / "none"))
+    sidecar = head.add_container([str(sidecar_bin)], sidecar_env, tmp_path / "sidecar.log")
+    wait_until(lambda: "UNAUTHENTICATED" in sidecar.log(), 20, "the sidecar to find its token refused")
+    time.sleep(3)  # several more looks, each refused
+    code, body = http(head, "/readyz")
+    assert code == 503 and "UNAUTHENTICATED" in body and "RAY_AUTH_TOKEN" in body, (code, body)
+    assert sidecar.log().count("UNAUTHENTICATED") == 1, sidecar.log()
+    assert token not in sidecar.log()
 
 
 def run_rayboot(rayboot_bin, tmp_path, extra):
