@@ -37,20 +37,23 @@ int dashboard_init(struct dashboard *d, const char *base_url, const char *what, 
 
 void dashboard_free(struct dashboard *d)
 {
+    explicit_bzero(d->auth_header, sizeof(d->auth_header));
     httpc_free(&d->http);
 }
 
 int dashboard_call(struct dashboard *d, const char *method, const char *path, const char *json_body, size_t max_bytes,
                    long timeout_ms, struct httpc_reply *out, struct errbuf *err)
 {
-    static const char *const json_headers[] = {"Content-Type: application/json", NULL};
+    const char *auth = d->auth_header[0] ? d->auth_header : NULL;
+    const char *const json_headers[] = {"Content-Type: application/json", auth, NULL};
+    const char *const get_headers[] = {auth, NULL};
     char url[1024];
     struct httpc_request req = {
         .method = method,
         .url = url,
         .protocol = "http",
         .version = HTTPC_HTTP_ANY,
-        .headers = json_body ? json_headers : NULL,
+        .headers = json_body ? json_headers : get_headers,
         .body = json_body,
         .body_len = json_body ? strlen(json_body) : 0,
         .connect_timeout_ms = DASHBOARD_CONNECT_TIMEOUT_MS,

@@ -9,6 +9,7 @@
 
 #include "errbuf.h"
 #include "httpc.h"
+#include "rayauth.h"
 
 /* An http:// URL with a host name, a port and a path prefix fits with room to spare. */
 #define DASHBOARD_BASE_MAX_BYTES 512
@@ -16,6 +17,9 @@
 struct dashboard {
     struct httpc http;
     char base[DASHBOARD_BASE_MAX_BYTES]; /* http://host:port, no trailing slash */
+    /* "authorization: Bearer <token>" with every request (Ray's dashboard in token mode refuses
+     * even /api/version without it), or "": zeroed by dashboard_free. */
+    char auth_header[RAYAUTH_HEADER_MAX_BYTES];
 };
 
 /* base_url: http://HOST[:PORT][/]. `what` names where it came from, for the message. */

@@ -23,6 +23,13 @@ enum jobclient_result jobclient_version(struct dashboard *d, struct errbuf *err)
         return JOBCLIENT_FAILED;
     status = r.status;
     httpc_reply_free(&r);
+    if (status == 401 || status == 403) {
+        errbuf_set(err,
+                   "GET /api/version: HTTP %ld: the dashboard refused %s (Ray token authentication): give this pod "
+                   "the cluster's token in RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH",
+                   status, d->auth_header[0] ? "this pod's token" : "a request without a token (this pod found none)");
+        return JOBCLIENT_UNAUTHORIZED;
+    }
     if (status != 200) {
         errbuf_set(err, "GET /api/version: HTTP %ld", status);
         return JOBCLIENT_FAILED;

@@ -17,9 +17,12 @@ enum jobclient_result {
     JOBCLIENT_EXISTS = -3,      /* submit: a job with this submission_id exists already */
     JOBCLIENT_REFUSED = -4,     /* submit: the dashboard refused the request (4xx); the message has its reason */
     JOBCLIENT_TOO_LARGE = -5,   /* logs: longer than JOBSAPI_LOGS_MAX_BYTES */
+    /* version: HTTP 401 or 403, Ray's token authentication refused us (a configuration error). */
+    JOBCLIENT_UNAUTHORIZED = -6,
 };
 
-/* GET /api/version: JOBCLIENT_OK when it answers 200. */
+/* GET /api/version: JOBCLIENT_OK when it answers 200; JOBCLIENT_UNAUTHORIZED on 401/403, with a
+ * message naming the variables that give the token. */
 enum jobclient_result jobclient_version(struct dashboard *d, struct errbuf *err);
 /* GET /api/jobs/<id>. */
 enum jobclient_result jobclient_get(struct dashboard *d, const char *id, struct jobsapi_job *job, struct errbuf *err);

@@ -13,12 +13,21 @@
 #include "log.h"
 #include "pod.h"
 #include "proc.h"
+#include "rayauth.h"
 #include "submit.h"
 #include "supervise.h"
 #include "termlog.h"
 
 /* The head's own GCS: on loopback, it answers within seconds of ray start or never. */
 #define OWN_GCS_ADDR "127.0.0.1"
+
+/* A wait that failed, as the pod's exit code: a refused token is the pod's configuration. */
+static int wait_exit_code(enum wait_result res)
+{
+    if (res == WAIT_DEADLINE)
+        return EXIT_WAIT_DEADLINE;
+    return res == WAIT_UNAUTHENTICATED ? EXIT_CONFIG : EXIT_SOFTWARE;
+}
 
 static void remember_cluster_id(struct pod *pod)
 {
@@ -32,10 +41,10 @@ static int start_worker(struct pod *pod)
 {
     struct errbuf err;
     enum wait_result res = pod_wait_gcs(pod, pod->plan.head_fqdn, pod->settings.wait_timeout_ms, &err);
-    if (res == WAIT_DEADLINE) {
+    if (res == WAIT_DEADLINE || res == WAIT_UNAUTHENTICATED) {
         log_error("%s", err.msg);
         pod_end_reason(pod, "%s", err.msg);
-        pod->exit_code = EXIT_WAIT_DEADLINE;
+        pod->exit_code = res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_CONFIG;
         return -1;
     }
     if (res != WAIT_READY) {
@@ -72,7 +81,7 @@ static int start_head(struct pod *pod)
     if (res != WAIT_STOPPED) {
         log_error("%s", err.msg);
         pod_end_reason(pod, "%s", err.msg);
-        pod_end(pod, res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE, pod->settings.grace_period_ms);
+        pod_end(pod, wait_exit_code(res), pod->settings.grace_period_ms);
     }
     return 0;
 }
@@ -123,7 +132,7 @@ static int run_submitter(struct pod *pod, const char *const *envp)
         if (res != WAIT_STOPPED)
             log_error("%s", err.msg);
         submit_config_free(&c);
-        return res == WAIT_STOPPED ? EXIT_JOB_STOPPED : res == WAIT_DEADLINE ? EXIT_WAIT_DEADLINE : EXIT_SOFTWARE;
+        return res == WAIT_STOPPED ? EXIT_JOB_STOPPED : wait_exit_code(res);
     }
     if (p->workers_expected > 0)
         pod_wait_workers(pod, pod->gcs_addr);
@@ -149,7 +158,7 @@ static void log_plan(const struct plan *p)
 
 /* Ray's own drain on SIGTERM (Ray 2.5x and later) would wait up to 30 s for an idle node, the
  * whole default grace period. rayboot drains the node itself, so Ray's is switched off. */
-static int build_envs(struct pod *pod, const char *const *envp)
+static int build_envs(struct pod *pod, const char *const *envp, const struct rayauth *auth)
 {
     struct strv add;
     int rc = 0;
@@ -158,6 +167,10 @@ static int build_envs(struct pod *pod, const char *const *envp)
         rc |= strv_push(&add, pod->plan.ray_env.items[i]);
     if (!env_lookup(envp, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"))
         rc |= strv_push(&add, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0");
+    /* RAY_AUTH_MODE unset and a token found: `ray start --head` turns token mode on by itself,
+     * a worker's `ray start` and a command's `ray.init(address=...)` would not; the pods agree. */
+    if (auth->enable_for_ray)
+        rc |= strv_push(&add, "RAY_AUTH_MODE=token");
     rc |= env_merge(envp, &add, &pod->ray_env);
     for (size_t i = 0; i < pod->plan.command_env.len; i++)
         rc |= strv_push(&add, pod->plan.command_env.items[i]);
@@ -166,11 +179,27 @@ static int build_envs(struct pod *pod, const char *const *envp)
     return rc ? -1 : 0;
 }
 
+/* Ray's TLS refused, Ray's token found (or refused) before anything starts; says where the
+ * token came from, never what it is. */
+static int load_auth(const char *const *envp, const char *root, struct rayauth *auth, struct errbuf *err)
+{
+    if (rayauth_check_tls(envp, err) < 0 || rayauth_load(envp, root, auth, err) < 0)
+        return -1;
+    if (auth->token_mode)
+        log_info("Ray token authentication: the token from %s%s", auth->source,
+                 auth->enable_for_ray ? " (RAY_AUTH_MODE is unset: ray start and the command get RAY_AUTH_MODE=token, "
+                                        "as `ray start --head` would do; set RAY_AUTH_MODE=disabled to opt out)"
+                                      : "");
+    return 0;
+}
+
 static int setup(struct pod *pod, const struct cli *cli, const char *const *envp, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
     struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
+    struct rayauth auth;
     sigset_t set;
+    int rc;
 
     /* Signals are blocked before anything else: a SIGTERM that arrives while planning stays
      * pending instead of killing us (or, as PID 1, being dropped) and is acted on first. */
@@ -192,7 +221,11 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
         log_info("the command runs on the head (index 0); this worker only runs Ray");
         strv_free(&pod->plan.command);
     }
-    if (build_envs(pod, envp) < 0) {
+    if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &auth, err) < 0)
+        return EXIT_CONFIG;
+    rc = build_envs(pod, envp, &auth);
+    rayauth_clear(&auth); /* the prober reads the token again before it confines itself */
+    if (rc < 0) {
         errbuf_set(err, "out of memory");
         return EXIT_SOFTWARE;
     }

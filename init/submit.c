@@ -85,11 +85,16 @@ int submit_config_load(struct submit_config *c, const char *const *envp, const c
 {
     if (load_runtime_env(c, envp, err) < 0 || load_submission_id(c, envp, derived_id, err) < 0)
         return -1;
+    /* The dashboard takes the same token as the GCS, found the same way. */
+    if (rayauth_check_tls(envp, err) < 0 ||
+        rayauth_load(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &c->auth, err) < 0)
+        return -1;
     return 0;
 }
 
 void submit_config_free(struct submit_config *c)
 {
+    rayauth_clear(&c->auth);
     free(c->runtime_env);
     c->runtime_env = NULL;
 }
@@ -134,9 +139,14 @@ static int wait_dashboard(struct submitter *s, int *exit_code, struct errbuf *er
     struct errbuf last;
     backoff_init(&retry, SUBMIT_RETRY_MIN_MS, SUBMIT_RETRY_MAX_MS, 0);
     for (int attempt = 1;; attempt++) {
-        if (jobclient_version(&s->dash, &last) == JOBCLIENT_OK) {
+        enum jobclient_result rc = jobclient_version(&s->dash, &last);
+        if (rc == JOBCLIENT_OK) {
             log_info("dashboard %s answers (%.1f s)", s->dash.base, (double)(monotime_ms() - start) / 1000.0);
             return 0;
+        }
+        if (rc == JOBCLIENT_UNAUTHORIZED) { /* waiting mends no token */
+            *exit_code = EXIT_CONFIG;
+            return errbuf_set(err, "%s", last.msg);
         }
         if (monotime_ms() - start >= s->c->wait_timeout_ms) {
             *exit_code = EXIT_WAIT_DEADLINE;
@@ -321,6 +331,7 @@ int submit_job(const struct submit_config *c)
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }
+    memcpy(s.dash.auth_header, c->auth.header, sizeof(s.dash.auth_header));
     if (wait_dashboard(&s, &code, &err) < 0 || find_or_submit(&s, &code, &err) < 0)
         log_error("%s", err.msg);
     else

@@ -6,6 +6,7 @@
 
 #include "errbuf.h"
 #include "jobsapi.h"
+#include "rayauth.h"
 #include "wait.h"
 
 struct submit_config {
@@ -20,14 +21,16 @@ struct submit_config {
     long head_loss_timeout_ms;     /* the dashboard silent this long while following: give up */
     long grace_period_ms;          /* stopping the job after a stop signal fits in this */
     const struct wait_stop *stop;  /* its check says when to stop the job (wait.h) */
+    struct rayauth auth;           /* Ray's token for the dashboard (submit_config_load) */
 };
 
 /* The entrypoint reaches the dashboard as JSON text: every word must be UTF-8. -1 with a message
  * naming the word. */
 int submit_check_entrypoint(char *const *argv, int argc, struct errbuf *err);
 
-/* What the environment adds: RAYBOOT_RUNTIME_ENV or RAYBOOT_RUNTIME_ENV_FILE, and
- * RAYBOOT_SUBMISSION_ID (else derived_id, when not NULL). -1 with a message naming the variable
+/* What the environment adds: RAYBOOT_RUNTIME_ENV or RAYBOOT_RUNTIME_ENV_FILE,
+ * RAYBOOT_SUBMISSION_ID (else derived_id, when not NULL), and Ray's token (rayauth.h; RAY_USE_TLS
+ * refused). -1 with a message naming the variable
  * (a configuration error). submit_config_free is needed either way. */
 int submit_config_load(struct submit_config *c, const char *const *envp, const char *derived_id, struct errbuf *err);
 void submit_config_free(struct submit_config *c);

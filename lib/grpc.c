@@ -14,12 +14,12 @@
 #define GRPC_REQUEST_MAX_BYTES 4096
 
 /* gRPC servers neither need nor want libcurl's default Accept and Expect. */
-static const char *const grpc_headers[] = {"content-type: application/grpc", "te: trailers",
-                                           "Accept:", "Expect:", NULL};
+#define GRPC_HEADERS "content-type: application/grpc", "te: trailers", "Accept:", "Expect:"
 
 int grpc_client_init(struct grpc_client *c, struct errbuf *err)
 {
     memset(c, 0, sizeof(*c));
+    c->last_grpc_status = -1;
     if (httpc_init(&c->http, false, err) < 0)
         return -1;
     httpc_warm_up(&c->http);
@@ -28,6 +28,7 @@ int grpc_client_init(struct grpc_client *c, struct errbuf *err)
 
 void grpc_client_free(struct grpc_client *c)
 {
+    explicit_bzero(c->auth_header, sizeof(c->auth_header));
     httpc_free(&c->http);
 }
 
@@ -61,13 +62,15 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
 {
     uint8_t frame[GRPC_REQUEST_MAX_BYTES];
     char url[512];
+    /* The token, when there is one, goes with every call: Ray's GCS checks it on each. */
+    const char *headers[] = {GRPC_HEADERS, c->auth_header[0] ? c->auth_header : NULL, NULL};
     long frame_len;
     struct httpc_request hr = {
         .method = "POST",
         .url = url,
         .protocol = "http",
         .version = HTTPC_H2C,
-        .headers = grpc_headers,
+        .headers = headers,
         .body = frame,
         .connect_timeout_ms = deadline_cap_ms(limits->connect_timeout_ms, c->budget_ms),
         .timeout_ms = deadline_cap_ms(limits->total_timeout_ms, c->budget_ms),
@@ -91,10 +94,12 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
         (int)sizeof(url))
         return errbuf_set(err, "address too long");
     hr.body_len = (size_t)frame_len;
+    c->last_grpc_status = -1;
     rc = httpc_request(&c->http, &hr, &http, err);
     if (rc < 0)
         return call_failed(rc, err);
     reply->body = http.body;
+    c->last_grpc_status = reply->grpc_status;
     return grpc_reply_check(http.status, reply, err);
 }
 

@@ -8,10 +8,18 @@
 
 #include "errbuf.h"
 #include "httpc.h"
+#include "rayauth.h"
+
+/* The status a GCS in token mode answers to a missing or wrong token. */
+#define GRPC_STATUS_UNAUTHENTICATED 16
 
 struct grpc_client {
     struct httpc http; /* one connection per call (no reuse) */
     long budget_ms;    /* > 0: caps every timeout of the next calls (deadline.h) */
+    /* "authorization: Bearer <token>" sent with every call (rayauth.h), or "": zeroed by
+     * grpc_client_free. */
+    char auth_header[RAYAUTH_HEADER_MAX_BYTES];
+    int last_grpc_status; /* the last call's grpc-status, -1 when it got none */
 };
 
 struct grpc_call_limits {

@@ -22,8 +22,11 @@
 #include "grpc.h"
 #include "log.h"
 #include "monotime.h"
+#include "rayauth.h"
 #include "sandbox.h"
 #include "scrub.h"
+
+extern char **environ;
 
 /* A TCP connect to a live port answers in a round trip; past this the SYN was dropped. */
 #define PROBE_TCP_TIMEOUT_MS 500
@@ -137,6 +140,16 @@ static enum prober_status serve_kv_get(const struct prober_request *req, struct 
     return PROBER_OK;
 }
 
+/* The GCS (in token mode) refused the call for its token: which one to fix. */
+static void unauthenticated(struct prober_reply *reply, const struct grpc_client *grpc, struct errbuf *err)
+{
+    reply->status = PROBER_UNAUTHENTICATED;
+    errbuf_prefix(err,
+                  "the GCS refused %s (gRPC UNAUTHENTICATED): give this pod the cluster's token in RAY_AUTH_TOKEN "
+                  "or RAY_AUTH_TOKEN_PATH",
+                  grpc->auth_header[0] ? "this pod's token" : "a call without a token (this pod found none)");
+}
+
 /* 0 (done) or -1 (not) from a gcs_ or dns_ call, as a reply status. */
 static enum prober_status done(int rc)
 {
@@ -151,6 +164,7 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
     memset(reply, 0, sizeof(reply[0]));
     err.msg[0] = '\0';
     grpc->budget_ms = req->budget_ms;
+    grpc->last_grpc_status = -1; /* a DNS or TCP request makes no call: no status from the last one */
     switch (req->op) {
     case PROBE_RESOLVE:
         reply->status = done(dns_resolve(dns, req->name, req->budget_ms, reply->addr, &err));
@@ -189,6 +203,8 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         errbuf_set(&err, "unknown request %d", req->op);
         reply->status = PROBER_FAILED;
     }
+    if (reply->status == PROBER_FAILED && grpc->last_grpc_status == GRPC_STATUS_UNAUTHENTICATED)
+        unauthenticated(reply, grpc, &err);
     if (reply->status != PROBER_OK)
         memcpy(reply->reason, err.msg, sizeof(reply->reason));
 }
@@ -200,8 +216,12 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
  * own is lost. */
 static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const char *root, struct errbuf *err)
 {
-    if (dns_resolver_init(dns, root, err) < 0 || grpc_client_init(grpc, err) < 0)
+    struct rayauth auth;
+    if (dns_resolver_init(dns, root, err) < 0 || grpc_client_init(grpc, err) < 0 ||
+        rayauth_load((const char *const *)environ, root, &auth, err) < 0)
         return -1;
+    memcpy(grpc->auth_header, auth.header, sizeof(grpc->auth_header)); /* the one copy it keeps */
+    rayauth_clear(&auth);
     scrub_environment();
     return sandbox_confine_prober(err);
 }
@@ -354,7 +374,7 @@ static enum prober_status checked(struct prober_reply *reply)
     reply->reason[sizeof(reply->reason) - 1] = '\0';
     reply->addr[sizeof(reply->addr) - 1] = '\0';
     reply->value[sizeof(reply->value) - 1] = '\0';
-    if (reply->status != PROBER_OK && reply->status != PROBER_ABSENT)
+    if (reply->status != PROBER_OK && reply->status != PROBER_ABSENT && reply->status != PROBER_UNAUTHENTICATED)
         reply->status = PROBER_FAILED;
     return reply->status;
 }

@@ -34,6 +34,9 @@ enum prober_status {
     PROBER_FAILED = -2,  /* not (yet): refused, timed out, not SERVING, malformed...; reason says what */
     PROBER_DIED = -3,    /* the prober itself failed: it died or hung and was killed (the errbuf says how) */
     PROBER_PENDING = -4, /* prober_receive only: no reply yet */
+    /* The GCS refused the token, or its absence (Ray's token mode): a configuration error that
+     * waiting does not mend; reason names the variables. */
+    PROBER_UNAUTHENTICATED = -5,
 };
 
 struct prober_request {

@@ -79,6 +79,21 @@ static enum prober_status ask(struct prober *p, struct prober_request req, long 
     return prober_ask(p, &req, reply, err);
 }
 
+/* Ray's GCS answers Health/Check to anyone, and refuses every other call without the cluster's
+ * token: one cheap call tells a pod with a wrong token at once, rather than after the deadline. */
+static enum wait_result token_taken(struct prober *p, const char *addr, int port, long deadline, struct errbuf *err)
+{
+    struct prober_reply reply;
+    enum prober_status st = ask(p, prober_req_cluster_id(addr, port, 0), deadline, &reply, err);
+    if (st == PROBER_DIED)
+        return WAIT_PROBER_DIED;
+    if (st == PROBER_UNAUTHENTICATED) {
+        errbuf_set(err, "%s", reply.reason);
+        return WAIT_UNAUTHENTICATED;
+    }
+    return WAIT_READY;
+}
+
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err)
 {
@@ -138,7 +153,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
             if (st == PROBER_OK) {
                 log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
                          (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt);
-                return WAIT_READY;
+                return token_taken(p, addr, w->port, deadline, err);
             }
         }
         if (st == PROBER_DIED)
@@ -171,6 +186,10 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
         st = ask(p, prober_req_nodes(addr, port, 0), deadline, &reply, err);
         if (st == PROBER_DIED)
             return WAIT_PROBER_DIED;
+        if (st == PROBER_UNAUTHENTICATED) {
+            errbuf_set(err, "%s", reply.reason);
+            return WAIT_UNAUTHENTICATED;
+        }
         if (st == PROBER_OK) {
             *joined = reply.alive_workers;
             if (*joined >= expected) {

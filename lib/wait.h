@@ -15,6 +15,9 @@ enum wait_result {
     WAIT_DEADLINE = -1,    /* the message names the address and the last failure */
     WAIT_STOPPED = -2,     /* the wait's stop check said to give up */
     WAIT_PROBER_DIED = -3, /* the message says how */
+    /* The GCS refused the token (or its absence): a configuration error (exit 2); the message
+     * names the variables. */
+    WAIT_UNAUTHENTICATED = -4,
 };
 
 /* What may cut a wait short. When fd (a signalfd) becomes readable, check(ctx) reads everything
@@ -33,8 +36,9 @@ struct wait_gcs {
     const struct wait_stop *stop; /* or NULL */
 };
 
-/* Waits until name resolves and its GCS answers Health/Check SERVING. addr receives the address
- * that answered. */
+/* Waits until name resolves and its GCS answers Health/Check SERVING (which Ray answers without
+ * a token) and then takes this pod's token (GetClusterId; any answer but UNAUTHENTICATED will do).
+ * addr receives the address that answered. */
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err);
 

@@ -161,6 +161,7 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
 {
     s->ready_checked = true;
     if (reply && reply->status == PROBER_OK) {
+        s->token_refused = false;
         if (!s->ready)
             log_info("ready: %s", s->plan.role == PLAN_ROLE_WORKER ? "this pod's node is ALIVE" : "the GCS is SERVING");
         s->ready = true;
@@ -172,13 +173,17 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
                      s->plan.head_port);
         return;
     }
+    if (reply && reply->status == PROBER_UNAUTHENTICATED && !s->token_refused)
+        log_error("%s", reply->reason); /* a configuration error: said once, loudly */
+    s->token_refused = reply && reply->status == PROBER_UNAUTHENTICATED;
     if (s->ready)
         log_info("not ready any more: %s", reply ? reply->reason : "the prober failed");
     s->ready = false;
     snprintf(s->ready_reason, sizeof(s->ready_reason), "GCS %s:%d: %.900s", s->gcs_addr, s->plan.head_port,
              reply ? reply->reason : "the prober failed");
-    /* Only "no such node" comes from a GCS that answered; anything else may be an old address. */
-    if (!reply || reply->status != PROBER_ABSENT)
+    /* Only "no such node" and a refused token come from a GCS that answered; anything else may be
+     * an old address. */
+    if (!reply || (reply->status != PROBER_ABSENT && reply->status != PROBER_UNAUTHENTICATED))
         s->gcs_addr[0] = '\0';
 }
 

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "loop.h"
 #include "proc.h"
+#include "rayauth.h"
 #include "relro.h"
 #include "route.h"
 #include "sidecar.h"
@@ -174,6 +175,19 @@ static int drain_command(int argc, char **argv, const char *const *envp)
     return drainclient_run(port, deadline_s);
 }
 
+/* Ray's TLS refused and Ray's token checked at start-up, as rayboot does; the prober reads the
+ * token itself before it confines itself, and sends it with every call. */
+static int check_auth(const struct sidecar *s, struct errbuf *err)
+{
+    struct rayauth auth;
+    if (rayauth_check_tls(s->envp, err) < 0 || rayauth_load(s->envp, s->root, &auth, err) < 0)
+        return -1;
+    if (auth.token_mode)
+        log_info("Ray token authentication: the token from %s", auth.source);
+    rayauth_clear(&auth);
+    return 0;
+}
+
 static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
@@ -184,7 +198,8 @@ static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf
         hostname[0] = '\0';
     if (plan_build(&in, &s->plan, err) < 0 || settings_load(s->envp, &s->settings, err) < 0 ||
         parse_port(s->envp, "RAYBOOT_SIDECAR_PORT", SIDECAR_DEFAULT_PORT, &s->port, err) < 0 ||
-        parse_port(s->envp, "RAYBOOT_SIDECAR_DRAIN_PORT", SIDECAR_DEFAULT_DRAIN_PORT, &s->drain_port, err) < 0)
+        parse_port(s->envp, "RAYBOOT_SIDECAR_DRAIN_PORT", SIDECAR_DEFAULT_DRAIN_PORT, &s->drain_port, err) < 0 ||
+        check_auth(s, err) < 0)
         return EXIT_CONFIG;
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&set);

@@ -51,6 +51,7 @@ struct sidecar {
     char ready_reason[ERRBUF_MAX_BYTES];
     long next_ready_ms;
     bool ready_checked; /* at least one look done */
+    bool token_refused; /* the last look was refused for Ray's token (logged once per refusal run) */
 
     /* A drain: wanted (by /drain or SIGTERM), then the reason is read, then struct drain runs,
      * then it is reported. One that failed may be asked for again. */

@@ -11,6 +11,8 @@ ends only when killed. A node id is new with each node, so the lines of each clu
 import sys
 import time
 
+import os
+
 import grpc
 from ray.core.generated import gcs_pb2, gcs_service_pb2
 
@@ -29,8 +31,12 @@ def dial():
 channel, call = dial()
 
 
+# A head in Ray's token mode answers only calls that carry its token (tests/e2e/test_token_cluster.py).
+TOKEN = [("authorization", "Bearer " + os.environ["RAY_AUTH_TOKEN"])] if os.environ.get("RAY_AUTH_TOKEN") else None
+
+
 def lines():
-    reply = call(gcs_service_pb2.GetAllNodeInfoRequest(), timeout=10)
+    reply = call(gcs_service_pb2.GetAllNodeInfoRequest(), timeout=10, metadata=TOKEN)
     for node in reply.node_info_list:
         state = gcs_pb2.GcsNodeInfo.GcsNodeState.Name(node.state)
         reasons = node.death_info.DESCRIPTOR.enum_types_by_name["Reason"].values_by_number
