@@ -23,6 +23,8 @@ void pod_init(struct pod *p)
     p->sigfd = -1;
     p->prober.pid = -1;
     p->prober.fd = -1;
+    p->rendezvous.pid = -1;
+    p->rendezvous.fd = -1;
     strv_init(&p->ray_env);
     strv_init(&p->cmd_env);
 }
@@ -30,6 +32,7 @@ void pod_init(struct pod *p)
 void pod_free(struct pod *p)
 {
     prober_stop(&p->prober);
+    rendezvous_stop(&p->rendezvous);
     if (p->sigfd >= 0)
         close(p->sigfd);
     p->sigfd = -1;
@@ -110,6 +113,11 @@ void pod_reap(struct pod *p)
             log_info("the command exited (%d)", proc_exit_code(status));
             if (p->cmd_stopped) /* SIGTERM stopped it: how it ended is the pod's exit code */
                 p->exit_code = proc_exit_code(status);
+        } else if (pid == p->rendezvous.pid) {
+            struct errbuf err;
+            p->rendezvous.pid = -1;
+            prober_end_reason(pid, status, &err);
+            log_warn("rendezvous: %s; the workers poll the GCS", err.msg);
         } else if (pid == p->prober.pid) {
             struct errbuf err;
             p->prober.pid = -1;
@@ -197,8 +205,28 @@ void pod_end(struct pod *p, int exit_code, long timeout_ms)
 enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
 {
     struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
-    struct wait_gcs w = {name, p->plan.head_port, timeout_ms, &stop};
+    /* The head waits for its own GCS: it has no rendezvous to hold. */
+    int rendezvous_port = p->plan.role == PLAN_ROLE_HEAD ? 0 : p->settings.rendezvous_port;
+    struct wait_gcs w = {name, p->plan.head_port, timeout_ms, &stop, rendezvous_port};
     return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
+}
+
+void pod_rendezvous_start(struct pod *p)
+{
+    struct errbuf err;
+    if (p->settings.rendezvous_port == 0)
+        return;
+    if (rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, &err) < 0) {
+        log_warn("no rendezvous for the workers (%s): they poll the GCS", err.msg);
+        return;
+    }
+    log_info("rendezvous on port %d (pid %d): the workers waiting there are told when the GCS serves",
+             p->settings.rendezvous_port, (int)p->rendezvous.pid);
+}
+
+void pod_rendezvous_serving(struct pod *p)
+{
+    rendezvous_serving(&p->rendezvous);
 }
 
 void pod_wait_workers(struct pod *p, const char *gcs_addr)

@@ -57,10 +57,13 @@ static int start_head(struct pod *pod)
 {
     struct errbuf err;
     enum wait_result res;
+    /* Listening before Ray starts: workers that come early hold a connection, not a poll. */
+    pod_rendezvous_start(pod);
     if (pod_start_ray(pod) < 0)
         return -1;
     res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, &err);
     if (res == WAIT_READY) {
+        pod_rendezvous_serving(pod);
         remember_cluster_id(pod);
         if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
             pod_wait_workers(pod, OWN_GCS_ADDR);

@@ -31,10 +31,12 @@ struct wait_gcs {
     int port;
     long timeout_ms;              /* the overall deadline for this wait */
     const struct wait_stop *stop; /* or NULL */
+    int rendezvous_port;          /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
 };
 
-/* Waits until name resolves and its GCS answers Health/Check SERVING. addr receives the address
- * that answered. */
+/* Waits until name resolves and its GCS answers Health/Check SERVING: the prober does (gcswait.h),
+ * this waits on its news and on stop. addr receives the address that answered. A stop that says
+ * to give up cancels the prober's wait and returns at once. */
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err);
 
