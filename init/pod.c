@@ -114,10 +114,14 @@ void pod_reap(struct pod *p)
             if (p->cmd_stopped) /* SIGTERM stopped it: how it ended is the pod's exit code */
                 p->exit_code = proc_exit_code(status);
         } else if (pid == p->rendezvous.pid) {
-            struct errbuf err;
             p->rendezvous.pid = -1;
-            prober_end_reason(pid, status, &err);
-            log_warn("rendezvous: %s; the workers poll the GCS", err.msg);
+            if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+                log_warn("the rendezvous (pid %d) was killed by SIGSYS: it made a system call outside its seccomp "
+                         "allowlist (a rayboot bug; please report it); the workers poll the GCS",
+                         (int)pid);
+            else
+                log_warn("the rendezvous (pid %d) ended (%d); the workers poll the GCS", (int)pid,
+                         proc_exit_code(status));
         } else if (pid == p->prober.pid) {
             struct errbuf err;
             p->prober.pid = -1;

@@ -45,6 +45,7 @@ static const struct sandbox_rule rendezvous_rules[] = {
     SANDBOX_ALLOW(recvfrom),        /* recv(2) on the control socket only */
     SANDBOX_ALLOW(close),           /* a connection told, or hung up */
     SANDBOX_ALLOW(restart_syscall), /* a poll stopped by SIGSTOP and continued */
+    SANDBOX_ALLOW(munmap),          /* the filter's own memory, freed once it is loaded (seccomp_release) */
     SANDBOX_ALLOW(exit_group),      /* _exit(2) */
 };
 
