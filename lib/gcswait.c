@@ -15,7 +15,7 @@
 
 #include "deadline.h"
 #include "monotime.h"
-#include "rendezvous.h"
+#include "rdvmsg.h"
 
 #define DNS_BACKOFF_BASE_MS 50
 #define DNS_BACKOFF_CAP_MS 1000
@@ -74,6 +74,9 @@ enum gcswait_action gcswait_next(const struct gcswait *g, long now_ms, long *sle
     *sleep_ms = 0;
     if (now_ms >= g->deadline_ms)
         return GCSWAIT_DO_GIVE_UP;
+    /* The head's message: its confirmation first, before any lookup that happens to be due. */
+    if (g->rdv == GCSWAIT_RDV_WOKEN && g->addr[0] && now_ms >= g->next_probe_ms)
+        return GCSWAIT_DO_PROBE;
     if (now_ms >= g->next_dns_ms)
         return GCSWAIT_DO_RESOLVE;
     if (g->addr[0]) {

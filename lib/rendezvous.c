@@ -21,21 +21,6 @@
 /* Descriptors a forked child may have inherited (rayboot opens a handful). */
 #define INHERITED_FD_MAX 1024
 
-enum rendezvous_parse_result rendezvous_parse(const char *buf, size_t len)
-{
-    static const char message[] = RENDEZVOUS_MESSAGE;
-    size_t want = sizeof(message) - 1;
-    size_t n = len < want ? len : want;
-    if (len > RENDEZVOUS_READ_MAX)
-        return RENDEZVOUS_BAD;
-    if (memcmp(buf, message, n) != 0)
-        return RENDEZVOUS_BAD;
-    if (len < want)
-        return RENDEZVOUS_INCOMPLETE;
-    /* The head closes after the message: nothing may follow it. */
-    return len == want ? RENDEZVOUS_SERVING : RENDEZVOUS_BAD;
-}
-
 /* The child's allowlist: what its loop calls, nothing more (no open, no connect, no read of a
  * worker's bytes: recv is for the control socket). */
 static const struct sandbox_rule rendezvous_rules[] = {

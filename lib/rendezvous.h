@@ -3,31 +3,17 @@
  * to RENDEZVOUS_MAX_HELD connections on a TCP port of ours and reads nothing from them; when told
  * the GCS is SERVING it writes RENDEZVOUS_MESSAGE to each held connection and to every later one,
  * and closes them. Workers (the prober, lib/gcswait.c) hold one such connection instead of
- * polling the GCS, and parse what they read with rendezvous_parse. */
+ * polling the GCS, and parse what they read with rendezvous_parse (rdvmsg.h). */
 #ifndef RAYBOOT_RENDEZVOUS_H
 #define RAYBOOT_RENDEZVOUS_H
 
-#include <stddef.h>
 #include <sys/types.h>
 
 #include "errbuf.h"
+#include "rdvmsg.h"
 
 #define RENDEZVOUS_PORT_DEFAULT 8079
 #define RENDEZVOUS_MAX_HELD 1024
-/* Its version is the byte after the slash: a worker that does not know it polls the GCS. */
-#define RENDEZVOUS_VERSION '1'
-#define RENDEZVOUS_MESSAGE "RAYBOOT-RDV/1 SERVING\n"
-/* Nothing longer is ever read: what does not parse within it is not our head. */
-#define RENDEZVOUS_READ_MAX 32
-
-enum rendezvous_parse_result {
-    RENDEZVOUS_INCOMPLETE = 0, /* a prefix of the message: read more */
-    RENDEZVOUS_SERVING = 1,    /* the whole message */
-    RENDEZVOUS_BAD = -1,       /* anything else (another version, another service on the port) */
-};
-
-/* What a worker read so far, len bytes (at most RENDEZVOUS_READ_MAX are looked at). */
-enum rendezvous_parse_result rendezvous_parse(const char *buf, size_t len);
 
 /* The head side: the listening child and the parent's end of its control socket. */
 struct rendezvous {
