@@ -125,7 +125,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         }
         if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)left) <= 0)
             continue; /* EINTR, or the time is up: looked at above */
-        if (pfd[1].revents && w->stop->check(w->stop->ctx)) {
+        if (w->stop && pfd[1].revents && w->stop->check(w->stop->ctx)) {
             /* Told, not waited for: its last news are skipped by whoever asks next (prober_ask). */
             struct prober_request cancel = prober_req_cancel();
             (void)prober_send(p, &cancel, err);
