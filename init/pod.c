@@ -17,6 +17,10 @@
 #include "monotime.h"
 #include "proc.h"
 
+/* The head's poll of its own GCS (pod_wait_gcs). */
+#define HEAD_POLL_MIN_MS 2
+#define HEAD_POLL_MAX_MS 4
+
 void pod_init(struct pod *p)
 {
     memset(p, 0, sizeof(*p));
@@ -209,9 +213,17 @@ void pod_end(struct pod *p, int exit_code, long timeout_ms)
 enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
 {
     struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
-    /* The head waits for its own GCS: it has no rendezvous to hold. */
-    int rendezvous_port = p->plan.role == PLAN_ROLE_HEAD ? 0 : p->settings.rendezvous_port;
-    struct wait_gcs w = {name, p->plan.head_port, timeout_ms, &stop, rendezvous_port};
+    /* The head waits for its own GCS: no rendezvous to hold, and a quicker poll, on loopback (a
+     * refused connect costs microseconds), for the second or two its GCS takes to start: its
+     * workers learn SERVING when it does. */
+    bool head = p->plan.role == PLAN_ROLE_HEAD;
+    struct wait_gcs w = {name,
+                         p->plan.head_port,
+                         timeout_ms,
+                         &stop,
+                         head ? 0 : p->settings.rendezvous_port,
+                         head ? HEAD_POLL_MIN_MS : 0,
+                         head ? HEAD_POLL_MAX_MS : 0};
     return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
 }
 

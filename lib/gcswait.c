@@ -66,6 +66,16 @@ void gcswait_init(struct gcswait *g, const char *name, int port, int rdv_port, l
     g->rdv = rdv_port > 0 ? GCSWAIT_RDV_WANTED : GCSWAIT_RDV_OFF;
     backoff_init(&g->dns_backoff, DNS_BACKOFF_BASE_MS, DNS_BACKOFF_CAP_MS, seed ? seed : 1);
     backoff_init(&g->poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS, (seed ? seed : 1) * 2654435761u);
+    g->poll_min_ms = GCS_POLL_MIN_MS;
+    g->poll_max_ms = GCS_POLL_MAX_MS;
+}
+
+void gcswait_poll_interval(struct gcswait *g, long min_ms, long max_ms)
+{
+    if (min_ms > 0 && max_ms >= min_ms) {
+        g->poll_min_ms = min_ms;
+        g->poll_max_ms = max_ms;
+    }
 }
 
 enum gcswait_action gcswait_next(const struct gcswait *g, long now_ms, long *sleep_ms)
@@ -174,8 +184,7 @@ void gcswait_probed(struct gcswait *g, long now_ms, bool serving, const char *st
         g->rdv = GCSWAIT_RDV_FALLBACK;
         g->next_rdv_ms = g->deadline_ms;
     }
-    delay =
-        g->rdv == GCSWAIT_RDV_HELD ? SAFETY_MS : backoff_jitter_ms(&g->poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
+    delay = g->rdv == GCSWAIT_RDV_HELD ? SAFETY_MS : backoff_jitter_ms(&g->poll_jitter, g->poll_min_ms, g->poll_max_ms);
     g->next_probe_ms = now_ms + delay;
     failed(g, now_ms, stage, reason, delay, news);
 }
@@ -439,6 +448,7 @@ int gcswait_run(const struct prober_request *req, const struct gcswait_io *io, s
         req->wait.rendezvous_port > 65535 || req->budget_ms <= 0)
         return tell_one(io, id, GCSWAIT_REFUSED, "a wait needs a name, a port (1-65535) and a deadline") < 0 ? -1 : 0;
     gcswait_init(&g, req->name, req->port, req->wait.rendezvous_port, monotime_ms(), req->budget_ms, req->wait.seed);
+    gcswait_poll_interval(&g, req->wait.poll_min_ms, req->wait.poll_max_ms);
     for (;;) {
         rc = step(&g, &c, io, next, &news);
         /* A connection the wait no longer holds is closed. */

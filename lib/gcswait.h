@@ -88,10 +88,14 @@ struct gcswait {
     unsigned attempt;
     char last_failure[640];
     struct backoff dns_backoff, poll_jitter;
+    long poll_min_ms, poll_max_ms;
 };
 
 void gcswait_init(struct gcswait *g, const char *name, int port, int rdv_port, long now_ms, long timeout_ms,
                   uint64_t seed);
+/* The GCS poll's interval without a rendezvous (the default: 30-50 ms). The head polls its own GCS
+ * on loopback faster: its workers learn SERVING from it. */
+void gcswait_poll_interval(struct gcswait *g, long min_ms, long max_ms);
 /* What to do now; for GCSWAIT_DO_SLEEP, how long at most. */
 enum gcswait_action gcswait_next(const struct gcswait *g, long now_ms, long *sleep_ms);
 /* The results of the actions. addr NULL: the lookup failed for reason. */

@@ -44,6 +44,8 @@ struct prober_wait_request {
     unsigned id;             /* echoed in its news, so that a cancelled wait's late news are told apart */
     int rendezvous_port;     /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
     unsigned long long seed; /* the backoff's jitter (the confined prober cannot call getpid) */
+    int poll_min_ms;         /* the GCS poll's interval without a rendezvous; 0: 30-50 ms */
+    int poll_max_ms;
 };
 
 /* One piece of a wait's news (enum gcswait_event, lib/gcswait.h); addr and reason hold its

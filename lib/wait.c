@@ -106,6 +106,8 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
     uint64_t seed = ((uint64_t)monotime_ms() << 20) ^ ((uint64_t)getpid() << 40) ^ id;
     struct prober_request req =
         prober_req_wait_gcs(w->name, w->port, w->rendezvous_port, w->timeout_ms > 0 ? w->timeout_ms : 1, id, seed);
+    req.wait.poll_min_ms = w->poll_min_ms;
+    req.wait.poll_max_ms = w->poll_max_ms;
     /* The prober owns the deadline; past it and a request's limit, it is stuck. */
     long hard_deadline = monotime_ms() + w->timeout_ms + PROBER_TIMEOUT_MS;
 

@@ -32,6 +32,7 @@ struct wait_gcs {
     long timeout_ms;              /* the overall deadline for this wait */
     const struct wait_stop *stop; /* or NULL */
     int rendezvous_port;          /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
+    int poll_min_ms, poll_max_ms; /* the GCS poll's interval (gcswait.h); 0: the default */
 };
 
 /* Waits until name resolves and its GCS answers Health/Check SERVING: the prober does (gcswait.h),
