@@ -154,7 +154,7 @@ static void fake_prober(int fd, int signal_fd, bool expect_cancel)
 static int run_against_fake(struct fake_signals *f, bool expect_cancel, enum wait_result *res, char *addr, long *took)
 {
     struct wait_stop stop = {f->fds[0], check, f};
-    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079};
+    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079, 0, 0};
     struct prober p;
     struct errbuf err;
     int sv[2], status = -1;
