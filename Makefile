@@ -136,9 +136,6 @@ $(BUILD)/unit/obj/%.o: %.c
 	@echo "  CC-SAN  $<"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# test_wait replaces prober_ask (the prober's blocking call) to drive wait_for_gcs without one.
-$(BUILD)/unit/test_wait $(BUILD)/unit-vg/test_wait: UNIT_LIBS += -Wl,--wrap=prober_ask
-
 UNIT_LIB_A := $(BUILD)/unit/libunit.a
 $(UNIT_LIB_A): $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
 	@echo "  AR      $@"
@@ -306,6 +303,7 @@ FUZZ_SRC_drain      := lib/drain.c lib/prober_req.c $(GCS_SRC)
 FUZZ_SRC_dashboard  := init/dashboard.c lib/httpc.c lib/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c
 FUZZ_SRC_log        := lib/log.c
+FUZZ_SRC_rendezvous := lib/rdvmsg.c
 
 # A target is rebuilt when its harness or any source it links changes.
 .SECONDEXPANSION:

@@ -1,11 +1,13 @@
 """Join latency (real Ray): head and worker pods start together, as gang scheduling starts them.
 For each worker: the time from the head's GCS first answering Health/Check SERVING to the instant
-the worker execs `ray` to start its node. An independent watcher on the cluster network
+the worker execs `ray` to start its node. rayboot workers are measured twice: woken by the head
+rayboot's rendezvous (the default), and with the head offering none (RAYBOOT_RENDEZVOUS_PORT=0 on
+the head: the workers find the port closed and poll the GCS, the fallback). An independent watcher on the cluster network
 (tools/gcs_watch.py, a look about every millisecond) bounds the SERVING instant by a window, and
 each latency is reported against both ends: `high` (from the earliest SERVING can have begun, the
 figure the targets are read on) and `low` (from the latest). A join before the window fails the
 run (MeasurementError). rayboot workers against workers that wait the way KubeRay's
-`wait-gcs-ready` init container does (tools/kuberay-wait.sh). Runs alternate A B A B.
+`wait-gcs-ready` init container does (tools/kuberay-wait.sh). Runs alternate A B C A B C.
 
 The workers' `ray` is the recording stand-in (tools/stamp.c), which then holds: the instant of the
 exec is what is measured, and starting real raylets on the same two cores would slow the other
@@ -19,11 +21,14 @@ GCS_PORT = 6379
 
 
 def _job(mode, run, workers, stamps):
-    job_name = f"join{mode[0]}{run}"
+    job_name = f"join{mode[0]}{'f' if mode.endswith('fallback') else ''}{run}"
     manifest = rayjobs.ray_job(name=job_name, workers=workers, head_command=["sleep", "1000000"])
     worker = manifest["spec"]["tasks"][1]["template"]["spec"]["containers"][0]
+    if mode == "rayboot_fallback":
+        head = manifest["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+        head["env"].append({"name": "RAYBOOT_RENDEZVOUS_PORT", "value": "0"})
     worker["env"] += [{"name": "BENCH_STAMP_FILE", "value": str(stamps)}, {"name": "BENCH_HOLD", "value": "1"}]
-    if mode == "rayboot":
+    if mode.startswith("rayboot"):
         worker["env"].append({"name": "RAYBOOT_RAY", "value": str(STAMP)})
     else:
         fqdn = f"{job_name}-head-0.{job_name}.volcano-system.svc.cluster.local:{GCS_PORT}"
@@ -63,12 +68,13 @@ def _one_run(cluster, mode, run, workers):
 def run(quick):
     runs, workers = (3, 2) if quick else (10, 2)
     cluster = new_cluster("join")
-    high = {"rayboot": [], "kuberay": []}
-    low = {"rayboot": [], "kuberay": []}
+    modes = ("rayboot", "rayboot_fallback", "kuberay")
+    high = {mode: [] for mode in modes}
+    low = {mode: [] for mode in modes}
     windows = []
     try:
         for i in range(runs):
-            for mode in ("rayboot", "kuberay"):
+            for mode in modes:
                 (not_before, not_after), (lo, hi) = _one_run(cluster, mode, i, workers)
                 windows.append((not_after - not_before) / 1e6)
                 log(f"  join run {i + 1}/{runs} {mode}: " +
@@ -83,5 +89,6 @@ def run(quick):
         result[mode]["low"] = summary_ms(values)
     result["serving_window_ms"] = summary_ms(windows)
     result["ratio_p50"] = ratio(result["kuberay"]["p50"], result["rayboot"]["p50"])
+    result["ratio_p50_fallback"] = ratio(result["kuberay"]["p50"], result["rayboot_fallback"]["p50"])
     result["runs"], result["workers_per_run"] = runs, workers
     return {"join_latency_ms": result}

@@ -1,9 +1,13 @@
 """Scale: many rayboot workers wait in one shared pod for a stand-in head (tools/standin_gcs.py, a
 grpcio health server) whose port is closed until t=10 s (t=0: every worker is running) and which
-then answers SERVING, as a head does once its GCS is up.
+then answers SERVING, as a head does once its GCS is up. Twice: with a head rayboot in the head
+pod (its Ray a stand-in that holds; it polls the stand-in GCS on loopback and wakes the workers
+holding its rendezvous), and without (`fallback`: the head pod runs nothing of ours, the workers
+find the rendezvous port closed and poll the GCS).
 
 While they wait: DNS queries per second per worker (dnsmasq's query log) and connection attempts
-per second per worker at the head (SYNs counted by an nftables counter in the head pod). After
+per second per worker at the head (SYNs from outside the head pod, any port, counted by an
+nftables counter in the head pod). After
 SERVING: the join latency of every worker, from the instant the stand-in began serving to the
 instant the worker exec'd `ray` (the stand-in tools/stamp.c, which records and exits).
 All workers share the two cores of this machine with each other and with the stand-in head: on
@@ -32,10 +36,16 @@ for p in procs:
 """
 
 
-def _manifest():
-    manifest = rayjobs.ray_job(name=NAME, workers=1)
+def _manifest(name, rendezvous, head_stamps):
+    manifest = rayjobs.ray_job(name=name, workers=1)
     for task in manifest["spec"]["tasks"]:
         task["template"]["spec"]["containers"][0]["command"] = ["sleep", "1000000"]
+    if rendezvous:
+        head = manifest["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
+        head["command"] = ["rayboot"]
+        head["env"] += [{"name": "RAYBOOT_RAY", "value": str(STAMP)}, {"name": "BENCH_HOLD", "value": "1"},
+                        {"name": "BENCH_STAMP_FILE", "value": str(head_stamps)},
+                        {"name": "RAYBOOT_WAIT_TIMEOUT", "value": "3600"}]
     return manifest
 
 
@@ -44,7 +54,7 @@ def _syn_counter(pod, create=False):
         for rule in (["add", "table", "inet", "bench"],
                      ["add", "chain", "inet", "bench", "in", "{", "type", "filter", "hook", "input", "priority", "0",
                       ";", "}"],
-                     ["add", "rule", "inet", "bench", "in", "tcp", "dport", str(GCS_PORT), "tcp", "flags", "&",
+                     ["add", "rule", "inet", "bench", "in", "iifname", "!=", "lo", "tcp", "flags", "&",
                       "(syn|ack)", "==", "syn", "counter"]):
             podsim.run("ip", "netns", "exec", pod.ns, "nft", *rule)
         return 0
@@ -54,14 +64,21 @@ def _syn_counter(pod, create=False):
 
 def run(quick):
     workers = 200 if quick else 1000
-    cluster = new_cluster("scale")
-    job = cluster.job(_manifest())
+    result = _one(workers, rendezvous=True)
+    result["fallback"] = _one(workers, rendezvous=False)
+    return {"scale": result}
+
+
+def _one(workers, rendezvous):
+    name = NAME if rendezvous else f"{NAME}f"
+    cluster = new_cluster(name)
+    job = cluster.job(_manifest(name, rendezvous, cluster.dir / "head-stamps"))
     launcher = standin = None
     try:
         job.start()
         head, pod = job.pod("head"), job.pod("worker", 0)
         _syn_counter(head, create=True)
-        head_fqdn = f"{NAME}-head-0.{NAME}.volcano-system.svc.cluster.local"
+        head_fqdn = f"{name}-head-0.{name}.volcano-system.svc.cluster.local"
         stamps, serving = cluster.dir / "scale-stamps", cluster.dir / "scale-serving"
         env = pod.env()
         env.update({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"{head_fqdn}:{GCS_PORT}",
@@ -73,7 +90,8 @@ def run(quick):
                                     env=env, stdout=subprocess.PIPE, text=True)
         t0 = time.monotonic()
         line = launcher.stdout.readline().split()
-        log(f"  {workers} workers running after {time.monotonic() - t0:.1f} s")
+        log(f"  {workers} workers running after {time.monotonic() - t0:.1f} s"
+            f" ({'rendezvous' if rendezvous else 'fallback: no rendezvous'})")
         standin = subprocess.Popen(["ip", "netns", "exec", head.ns, str(VENV / "bin" / "python"),
                                     str(TOOLS / "standin_gcs.py"), str(GCS_PORT), str(SERVE_AFTER_S), str(serving)])
         t_running = time.monotonic()
@@ -87,7 +105,7 @@ def run(quick):
         _, joins = join_latencies_ms(read_stamps(stamps), window, "scale")
         window = w1 - w0
         assert line[0] == "running", line
-        return {"scale": {
+        return {
             "workers": workers,
             "dns_qps": round((q1 - q0) / window / workers, 2),
             "connect_per_s": round((c1 - c0) / window / workers, 1),
@@ -95,7 +113,7 @@ def run(quick):
             "join_p99_ms": round(percentile(joins, 99), 1),
             "join_max_ms": round(max(joins), 1),
             "window_s": round(window, 1),
-        }}
+        }
     finally:
         for proc in (standin, launcher):
             if proc and proc.poll() is None:

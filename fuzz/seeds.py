@@ -184,6 +184,19 @@ def main():
                        "bad-deadline": "drain\nPOST\n/drain\n3601", "post-healthz": "probes\nPOST\n/healthz",
                        "unknown": "probes\nGET\n/favicon.ico"}.items():
         write("route", name, text)
+    # What a worker reads from the head's rendezvous (lib/rdvmsg.c), in pieces: each piece is a
+    # byte saying how many bytes follow together (byte % 8 + 1), then those bytes.
+    def pieces(data, size):
+        out = b""
+        for i in range(0, len(data), size):
+            out += bytes([size - 1]) + data[i:i + size]
+        return out
+    message = b"RAYBOOT-RDV/1 SERVING\n"
+    for name, data in {"whole-8": pieces(message, 8), "bytewise": pieces(message, 1),
+                       "prefix": pieces(message[:9], 3), "version-2": pieces(message.replace(b"/1", b"/2"), 8),
+                       "trailing": pieces(message + b"X", 8), "http": pieces(b"HTTP/1.1 400 Bad Request\r\n", 8),
+                       "empty": b""}.items():
+        write("rendezvous", name, data)
 
 
 if __name__ == "__main__":

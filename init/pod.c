@@ -17,12 +17,18 @@
 #include "monotime.h"
 #include "proc.h"
 
+/* The head's poll of its own GCS (pod_wait_gcs). */
+#define HEAD_POLL_MIN_MS 2
+#define HEAD_POLL_MAX_MS 4
+
 void pod_init(struct pod *p)
 {
     memset(p, 0, sizeof(*p));
     p->sigfd = -1;
     p->prober.pid = -1;
     p->prober.fd = -1;
+    p->rendezvous.pid = -1;
+    p->rendezvous.fd = -1;
     strv_init(&p->ray_env);
     strv_init(&p->cmd_env);
 }
@@ -30,6 +36,7 @@ void pod_init(struct pod *p)
 void pod_free(struct pod *p)
 {
     prober_stop(&p->prober);
+    rendezvous_stop(&p->rendezvous);
     if (p->sigfd >= 0)
         close(p->sigfd);
     p->sigfd = -1;
@@ -110,6 +117,15 @@ void pod_reap(struct pod *p)
             log_info("the command exited (%d)", proc_exit_code(status));
             if (p->cmd_stopped) /* SIGTERM stopped it: how it ended is the pod's exit code */
                 p->exit_code = proc_exit_code(status);
+        } else if (pid == p->rendezvous.pid) {
+            p->rendezvous.pid = -1;
+            if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+                log_warn("the rendezvous (pid %d) was killed by SIGSYS: it made a system call outside its seccomp "
+                         "allowlist (a rayboot bug; please report it); the workers poll the GCS",
+                         (int)pid);
+            else
+                log_warn("the rendezvous (pid %d) ended (%d); the workers poll the GCS", (int)pid,
+                         proc_exit_code(status));
         } else if (pid == p->prober.pid) {
             struct errbuf err;
             p->prober.pid = -1;
@@ -197,8 +213,36 @@ void pod_end(struct pod *p, int exit_code, long timeout_ms)
 enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
 {
     struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
-    struct wait_gcs w = {name, p->plan.head_port, timeout_ms, &stop};
+    /* The head waits for its own GCS: no rendezvous to hold, and a quicker poll, on loopback (a
+     * refused connect costs microseconds), for the second or two its GCS takes to start: its
+     * workers learn SERVING when it does. */
+    bool head = p->plan.role == PLAN_ROLE_HEAD;
+    struct wait_gcs w = {name,
+                         p->plan.head_port,
+                         timeout_ms,
+                         &stop,
+                         head ? 0 : p->settings.rendezvous_port,
+                         head ? HEAD_POLL_MIN_MS : 0,
+                         head ? HEAD_POLL_MAX_MS : 0};
     return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
+}
+
+void pod_rendezvous_start(struct pod *p)
+{
+    struct errbuf err;
+    if (p->settings.rendezvous_port == 0)
+        return;
+    if (rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, &err) < 0) {
+        log_warn("no rendezvous for the workers (%s): they poll the GCS", err.msg);
+        return;
+    }
+    log_info("rendezvous on port %d (pid %d): the workers waiting there are told when the GCS serves",
+             p->settings.rendezvous_port, (int)p->rendezvous.pid);
+}
+
+void pod_rendezvous_serving(struct pod *p)
+{
+    rendezvous_serving(&p->rendezvous);
 }
 
 void pod_wait_workers(struct pod *p, const char *gcs_addr)

@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "prober.h"
 #include "settings.h"
+#include "rendezvous.h"
 #include "strv.h"
 #include "wait.h"
 
@@ -18,6 +19,7 @@ struct pod {
     struct plan plan;
     struct settings settings;
     struct prober prober;
+    struct rendezvous rendezvous; /* the head's: its waiting workers told when its GCS serves */
     int sigfd;
     struct strv ray_env; /* rayboot's environment plus the plan's, for ray start */
     struct strv cmd_env; /* the same plus RAY_ADDRESS, for the user's command */
@@ -86,8 +88,13 @@ void pod_stop_ray(struct pod *p, long timeout_ms);
 void pod_end(struct pod *p, int exit_code, long timeout_ms);
 
 /* Waits for the head's GCS at name (re-resolved as it goes) into p->gcs_addr, reading signals;
- * WAIT_STOPPED when a SIGTERM or the end of Ray decided it. */
+ * WAIT_STOPPED when a SIGTERM or the end of Ray decided it. Off the head, through the head's
+ * rendezvous when it offers one. */
 enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err);
+/* The head: its rendezvous listens (RAYBOOT_RENDEZVOUS_PORT; 0: none); a port it cannot have is
+ * logged, and its workers poll. pod_rendezvous_serving tells the waiting workers. */
+void pod_rendezvous_start(struct pod *p);
+void pod_rendezvous_serving(struct pod *p);
 /* Waits (bounded by RAYBOOT_WORKERS_TIMEOUT) for the expected workers in the GCS at gcs_addr. */
 void pod_wait_workers(struct pod *p, const char *gcs_addr);
 

@@ -57,8 +57,13 @@ static int start_worker(struct pod *pod)
         pod->exit_code = res == WAIT_STOPPED ? pod->settings.eviction_exit_code : EXIT_SOFTWARE;
         return -1;
     }
+    /* Ray first: the head's id is a second RPC, ~15 ms on a GCS that has just come up (seen in
+     * bench/join.py), and nothing in `ray start` needs it. Read right after, it is the head Ray
+     * joins: a head replaced in between would end that Ray, which the supervisor handles. */
+    if (pod_start_ray(pod) < 0)
+        return -1;
     remember_cluster_id(pod);
-    return pod_start_ray(pod);
+    return 0;
 }
 
 /* The head: start Ray, wait for its GCS and, when it will run a command, for the workers. */
@@ -66,10 +71,13 @@ static int start_head(struct pod *pod)
 {
     struct errbuf err;
     enum wait_result res;
+    /* Listening before Ray starts: workers that come early hold a connection, not a poll. */
+    pod_rendezvous_start(pod);
     if (pod_start_ray(pod) < 0)
         return -1;
     res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, &err);
     if (res == WAIT_READY) {
+        pod_rendezvous_serving(pod);
         remember_cluster_id(pod);
         if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
             pod_wait_workers(pod, OWN_GCS_ADDR);

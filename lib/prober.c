@@ -19,6 +19,7 @@
 
 #include "deadline.h"
 #include "gcs.h"
+#include "gcswait.h"
 #include "grpc.h"
 #include "log.h"
 #include "monotime.h"
@@ -209,6 +210,30 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         memcpy(reply->reason, err.msg, sizeof(reply->reason));
 }
 
+/* The calls a wait for the GCS makes (lib/gcswait.c), on the prober's resolver and client. */
+struct wait_ctx {
+    struct dns_resolver *dns;
+    struct grpc_client *grpc;
+};
+
+static int wait_resolve(void *ctx, const char *name, long budget_ms, char addr[DNS_ADDR_MAX_BYTES], struct errbuf *err)
+{
+    return dns_resolve(((struct wait_ctx *)ctx)->dns, name, budget_ms, addr, err);
+}
+
+static int wait_tcp(void *ctx, const char *addr, int port, long budget_ms, struct errbuf *err)
+{
+    (void)ctx;
+    return tcp_probe(addr, port, deadline_cap_ms(PROBE_TCP_TIMEOUT_MS, budget_ms), err);
+}
+
+static int wait_health(void *ctx, const char *addr, int port, long budget_ms, struct errbuf *err)
+{
+    struct grpc_client *grpc = ((struct wait_ctx *)ctx)->grpc;
+    grpc->budget_ms = budget_ms;
+    return gcs_health_check(grpc, addr, port, err);
+}
+
 /* Set-up that opens files (c-ares reads its configuration and environment, libcurl makes its
  * first transfer), then what the prober must not carry into confinement: the environment (the
  * user's secrets; read by then) is overwritten. Descriptors it did not open (the parent's
@@ -262,6 +287,25 @@ static void prober_main(int fd, const char *root)
         req.name[sizeof(req.name) - 1] = '\0';
         req.addr[sizeof(req.addr) - 1] = '\0';
         req.text[sizeof(req.text) - 1] = '\0';
+        if (req.op == PROBE_CANCEL)
+            continue; /* a wait that ended before the cancel came: nothing to answer */
+        if (req.op == PROBE_WAIT_GCS) {
+            /* The wait answers with its news; a request that ends it is served next. */
+            struct wait_ctx ctx = {&dns, &grpc};
+            struct gcswait_io io = {&ctx, wait_resolve, wait_tcp, wait_health, fd};
+            struct prober_request next;
+            int rc = gcswait_run(&req, &io, &next);
+            if (rc < 0)
+                break;
+            if (rc == 0)
+                continue;
+            req = next;
+            req.name[sizeof(req.name) - 1] = '\0';
+            req.addr[sizeof(req.addr) - 1] = '\0';
+            req.text[sizeof(req.text) - 1] = '\0';
+            if (req.op == PROBE_WAIT_GCS || req.op == PROBE_CANCEL)
+                continue; /* never sent by rayboot while a wait runs */
+        }
         serve(&req, &reply, &dns, &grpc);
         if (send(fd, &reply, sizeof(reply), 0) < 0)
             break;
@@ -394,8 +438,13 @@ enum prober_status prober_receive(struct prober *p, struct prober_reply *reply, 
 enum prober_status prober_ask(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
                               struct errbuf *err)
 {
-    if (prober_send(p, req, err) < 0 || receive_reply(p, reply, PROBER_TIMEOUT_MS, err) < 0)
+    if (prober_send(p, req, err) < 0)
         return PROBER_DIED;
+    do {
+        /* A wait rayboot cancelled may have sent news after it stopped listening: not this reply. */
+        if (receive_reply(p, reply, PROBER_TIMEOUT_MS, err) < 0)
+            return PROBER_DIED;
+    } while (reply->wait.event != 0);
     return checked(reply);
 }
 

@@ -80,3 +80,18 @@ struct prober_request prober_req_kv_put(const char *addr, int port, const char *
     snprintf(req.text, sizeof(req.text), "%s", value);
     return req;
 }
+
+struct prober_request prober_req_wait_gcs(const char *name, int port, int rendezvous_port, long timeout_ms, unsigned id,
+                                          unsigned long long seed)
+{
+    struct prober_request req = named(PROBE_WAIT_GCS, NULL, port, name, timeout_ms);
+    req.wait.id = id;
+    req.wait.rendezvous_port = rendezvous_port;
+    req.wait.seed = seed;
+    return req;
+}
+
+struct prober_request prober_req_cancel(void)
+{
+    return request(PROBE_CANCEL, NULL, 0, 0);
+}

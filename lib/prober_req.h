@@ -24,6 +24,9 @@ enum prober_op {
     PROBE_KV_GET,      /* rayboot's KV key `name` into value */
     PROBE_KV_PUT,      /* rayboot's KV key `name` = `text` */
     PROBE_DEPARTURE,   /* how the node at address `name` left: its NodeDeathInfo reason */
+    /* Issue 20: the prober waits for the head itself (lib/gcswait.c) and answers only with news. */
+    PROBE_WAIT_GCS = 64, /* name's GCS at port SERVING, within budget_ms; answers are wait news */
+    PROBE_CANCEL,        /* ends the PROBE_WAIT_GCS under way (its last news: GCSWAIT_CANCELLED) */
 };
 
 /* How a request ended. */
@@ -39,6 +42,22 @@ enum prober_status {
     PROBER_UNAUTHENTICATED = -5,
 };
 
+/* PROBE_WAIT_GCS: what the wait needs beyond name, port and budget_ms. */
+struct prober_wait_request {
+    unsigned id;             /* echoed in its news, so that a cancelled wait's late news are told apart */
+    int rendezvous_port;     /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
+    unsigned long long seed; /* the backoff's jitter (the confined prober cannot call getpid) */
+    int poll_min_ms;         /* the GCS poll's interval without a rendezvous; 0: 30-50 ms */
+    int poll_max_ms;
+};
+
+/* One piece of a wait's news (enum gcswait_event, lib/gcswait.h); addr and reason hold its
+ * address and text. */
+struct prober_wait_news {
+    int event; /* 0: not a wait's news */
+    unsigned id;
+};
+
 struct prober_request {
     int op;
     int port;
@@ -47,6 +66,7 @@ struct prober_request {
     long long deadline_unix_ms;        /* PROBE_DRAIN */
     long budget_ms;                    /* > 0: no lookup, connect or call runs longer (deadline.h) */
     char text[256];                    /* PROBE_DRAIN reason, PROBE_KV_PUT value */
+    struct prober_wait_request wait;   /* PROBE_WAIT_GCS */
 };
 
 struct prober_reply {
@@ -57,6 +77,7 @@ struct prober_reply {
     char value[256];               /* PROBE_CLUSTER_ID, PROBE_KV_GET; PROBE_DRAIN: the node id, hex */
     enum gcs_departure departure;  /* PROBE_DEPARTURE */
     char reason[ERRBUF_MAX_BYTES]; /* why not, when status is not OK */
+    struct prober_wait_news wait;  /* PROBE_WAIT_GCS's answers; event 0 in every other reply */
 };
 
 /* The requests, one builder each. addr:port is the GCS (a numeric address); budget_ms as in
@@ -71,6 +92,9 @@ struct prober_request prober_req_drain(const char *addr, int port, const char *n
 struct prober_request prober_req_departure(const char *addr, int port, const char *node_ip, long budget_ms);
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_kv_get(const char *addr, int port, const char *key, long budget_ms);
+struct prober_request prober_req_wait_gcs(const char *name, int port, int rendezvous_port, long timeout_ms, unsigned id,
+                                          unsigned long long seed);
+struct prober_request prober_req_cancel(void);
 struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value, long budget_ms);
 
 #endif

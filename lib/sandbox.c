@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -133,19 +134,31 @@ int sandbox_confine_prober(struct errbuf *err)
     return sandbox_confine_prober_and(NULL, 0, err);
 }
 
-int sandbox_confine_prober_and(const struct sandbox_rule *more, size_t n, struct errbuf *err)
+/* The filter: the prober's rules when with_prober, then n more. */
+static int confine(bool with_prober, const struct sandbox_rule *more, size_t n, struct errbuf *err)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
     int rc;
     if (!ctx)
         return errbuf_set(err, "seccomp_init failed");
-    if (add_rules(ctx, err) < 0 || add_more(ctx, more, n, err) < 0) {
+    if ((with_prober && add_rules(ctx, err) < 0) || add_more(ctx, more, n, err) < 0) {
         seccomp_release(ctx);
         return -1;
     }
     rc = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : seccomp_load(ctx);
     seccomp_release(ctx);
     if (rc < 0)
-        return errbuf_set(err, "cannot load the prober's seccomp filter (error %d)", -rc);
+        return errbuf_set(err, "cannot load the %s seccomp filter (error %d)", with_prober ? "prober's" : "helper's",
+                          -rc);
     return 0;
+}
+
+int sandbox_confine_prober_and(const struct sandbox_rule *more, size_t n, struct errbuf *err)
+{
+    return confine(true, more, n, err);
+}
+
+int sandbox_confine_only(const struct sandbox_rule *rules, size_t n, struct errbuf *err)
+{
+    return confine(false, rules, n, err);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "env.h"
+#include "rendezvous.h"
 
 /* Defaults, each with its reason. */
 #define WAIT_TIMEOUT_DEFAULT_MS (600 * 1000L)      /* a head's image pull can take minutes */
@@ -35,6 +36,22 @@ static int seconds(const char *const *envp, const char *name, long *ms, struct e
     return 0;
 }
 
+/* A TCP port, 0 (off) to 65535. */
+static int port_number(const char *const *envp, const char *name, int *port, struct errbuf *err)
+{
+    const char *v = env_lookup_nonempty(envp, name);
+    char *end;
+    long n;
+    if (!v)
+        return 0;
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 0 || n > 65535 || !isdigit((unsigned char)v[0]))
+        return errbuf_set(err, "%s=%.40s: expected a port number, 1 to 65535 (0: off)", name, v);
+    *port = (int)n;
+    return 0;
+}
+
 int settings_load(const char *const *envp, struct settings *s, struct errbuf *err)
 {
     const char *code = env_lookup_nonempty(envp, "RAYBOOT_EVICTION_EXIT_CODE");
@@ -48,6 +65,9 @@ int settings_load(const char *const *envp, struct settings *s, struct errbuf *er
         seconds(envp, "RAYBOOT_WORKERS_TIMEOUT", &s->workers_timeout_ms, err) < 0 ||
         seconds(envp, "RAYBOOT_GRACE_PERIOD", &s->grace_period_ms, err) < 0 ||
         seconds(envp, "RAYBOOT_HEAD_LOSS_TIMEOUT", &s->head_loss_timeout_ms, err) < 0)
+        return -1;
+    s->rendezvous_port = RENDEZVOUS_PORT_DEFAULT;
+    if (port_number(envp, "RAYBOOT_RENDEZVOUS_PORT", &s->rendezvous_port, err) < 0)
         return -1;
     if (code) {
         char *end;

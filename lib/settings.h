@@ -10,6 +10,7 @@ struct settings {
     long grace_period_ms;      /* RAYBOOT_GRACE_PERIOD: the pod's terminationGracePeriodSeconds */
     long head_loss_timeout_ms; /* RAYBOOT_HEAD_LOSS_TIMEOUT: a worker waits this long for a lost head */
     int eviction_exit_code;    /* RAYBOOT_EVICTION_EXIT_CODE: exit code after a graceful SIGTERM */
+    int rendezvous_port;       /* RAYBOOT_RENDEZVOUS_PORT: the head's rendezvous (8079; 0: none) */
 };
 
 /* Defaults, then the environment. -1 with a message naming the variable on a bad value. */

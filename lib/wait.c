@@ -1,26 +1,20 @@
-/* Wait loops. Two speeds: while the head's name does not resolve, DNS is asked with exponential
- * backoff and full jitter (50 ms doubling to 1 s), which keeps CoreDNS safe when thousands of
- * workers start at once (about 2 queries/s each at steady state). Once an address is known, the
- * GCS is polled every 30-50 ms (about 25 attempts/s) with a cheap TCP connect, so a worker starts
- * within tens of milliseconds of the head; the name is re-resolved at most once a second, since
- * a restarted head comes back with a new address. */
+/* Wait loops. The wait for the head's GCS runs in the prober (lib/gcswait.c, which says its
+ * speeds): rayboot sends it one request and wakes only on its news (an address found or lost, a
+ * progress line, the rendezvous held or not, the end), or on a signal. The wait for the workers
+ * asks the GCS's node list every 250 ms. */
 #include "wait.h"
 
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "backoff.h"
 #include "deadline.h"
+#include "gcswait.h"
 #include "log.h"
 #include "monotime.h"
 
-#define DNS_BACKOFF_BASE_MS 50
-#define DNS_BACKOFF_CAP_MS 1000
-#define GCS_POLL_MIN_MS 30
-#define GCS_POLL_MAX_MS 50
-/* While an address answers nothing, look its name up again this often. */
-#define DNS_REFRESH_MS 1000
 /* A progress line at the first failure, then this often: visible, not noisy. */
 #define WAIT_PROGRESS_INTERVAL_MS 5000
 /* The node list is asked for less eagerly: it is a bigger reply on a busy GCS. */
@@ -63,13 +57,6 @@ static void progress_fail(struct progress *pr, const char *stage, const char *re
     }
 }
 
-/* An attempt that the deadline cut short failed with "timeout" only because of the cut; the
- * failure before it says more about why the wait did not succeed, so it stays the last one. */
-static bool cut_by_deadline(const struct progress *pr, long deadline)
-{
-    return pr->attempt > 0 && monotime_ms() >= deadline;
-}
-
 /* One prober request; its budget is what is left of the wait's deadline. PROBER_DIED ends the
  * wait (err says how). */
 static enum prober_status ask(struct prober *p, struct prober_request req, long deadline, struct prober_reply *reply,
@@ -94,76 +81,88 @@ static enum wait_result token_taken(struct prober *p, const char *addr, int port
     return WAIT_READY;
 }
 
+/* The wait's id, echoed in its news: a cancelled wait's late news are not the next one's. */
+static unsigned last_wait_id;
+
+/* The prober's news, one at a time, handled; a result when the wait ended, 1 to go on. */
+static int on_news(const struct wait_gcs *w, const struct prober_reply *reply, char addr[DNS_ADDR_MAX_BYTES],
+                   struct errbuf *err)
+{
+    switch (reply->wait.event) {
+    case GCSWAIT_RESOLVED:
+        if (reply->reason[0])
+            log_info("%s now resolves to %s (was %s)", w->name, reply->addr, reply->reason);
+        memcpy(addr, reply->addr, DNS_ADDR_MAX_BYTES);
+        return 1;
+    case GCSWAIT_UNRESOLVED:
+        addr[0] = '\0';
+        return 1;
+    case GCSWAIT_PROGRESS:
+    case GCSWAIT_RENDEZVOUS:
+        log_info("%s", reply->reason);
+        return 1;
+    case GCSWAIT_SERVING:
+        memcpy(addr, reply->addr, DNS_ADDR_MAX_BYTES);
+        log_info("%s", reply->reason);
+        return WAIT_READY;
+    case GCSWAIT_CANCELLED:
+        errbuf_set(err, "the wait for GCS %s:%d was cancelled", w->name, w->port);
+        return WAIT_STOPPED;
+    default: /* GCSWAIT_DEADLINE, GCSWAIT_REFUSED */
+        errbuf_set(err, "%s", reply->reason);
+        return WAIT_DEADLINE;
+    }
+}
+
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err)
 {
-    struct progress pr = {0};
-    struct backoff dns_backoff, poll_jitter;
-    struct prober_reply reply;
-    enum prober_status st;
-    char what[300];
-    long deadline, resolved_at = 0;
+    unsigned id = ++last_wait_id;
+    uint64_t seed = ((uint64_t)monotime_ms() << 20) ^ ((uint64_t)getpid() << 40) ^ id;
+    struct prober_request req =
+        prober_req_wait_gcs(w->name, w->port, w->rendezvous_port, w->timeout_ms > 0 ? w->timeout_ms : 1, id, seed);
+    req.wait.poll_min_ms = w->poll_min_ms;
+    req.wait.poll_max_ms = w->poll_max_ms;
+    long deadline = monotime_ms() + w->timeout_ms;
+    /* The prober owns the deadline; past it and a request's limit, it is stuck. */
+    long hard_deadline = deadline + PROBER_TIMEOUT_MS;
 
-    snprintf(what, sizeof(what), "GCS %s:%d", w->name, w->port);
-    pr.what = what;
-    pr.start_ms = monotime_ms();
-    pr.next_log_ms = pr.start_ms;
-    deadline = pr.start_ms + w->timeout_ms;
-    backoff_init(&dns_backoff, DNS_BACKOFF_BASE_MS, DNS_BACKOFF_CAP_MS, 0);
-    backoff_init(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS, 0);
     addr[0] = '\0';
-
+    if (prober_send(p, &req, err) < 0)
+        return WAIT_PROBER_DIED;
     for (;;) {
-        long delay;
-        const char *stage;
-        if (monotime_ms() >= deadline) {
-            errbuf_set(err, "gave up waiting for %s after %.1f s and %u attempts; last: %s", what,
-                       (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt,
-                       pr.last_failure[0] ? pr.last_failure : "nothing tried");
-            return WAIT_DEADLINE;
+        struct pollfd pfd[2] = {{p->fd, POLLIN, 0}, {w->stop ? w->stop->fd : -1, POLLIN, 0}};
+        struct prober_reply reply;
+        enum prober_status st;
+        long left = hard_deadline - monotime_ms();
+        int rc;
+        if (left <= 0) {
+            prober_abort(p);
+            errbuf_set(err, "the prober did not end its wait for GCS %s:%d in time and was killed", w->name, w->port);
+            return WAIT_PROBER_DIED;
         }
-        if (!addr[0] || monotime_ms() - resolved_at >= DNS_REFRESH_MS) {
-            st = ask(p, prober_req_resolve(w->name, 0), deadline, &reply, err);
-            if (st == PROBER_DIED)
-                return WAIT_PROBER_DIED;
-            if (st != PROBER_OK) {
-                if (cut_by_deadline(&pr, deadline))
-                    continue;
-                delay = backoff_next_ms(&dns_backoff);
-                progress_fail(&pr, "DNS", reply.reason, delay);
-                /* Even a DNS that only stopped answering withdraws the address: `ray start` gets
-                 * the name and resolves it itself, so a head found while DNS fails could not be
-                 * joined anyway. */
-                addr[0] = '\0';
-                if (wait_sleep(delay, w->stop) < 0)
-                    return WAIT_STOPPED;
-                continue;
-            }
-            if (addr[0] && strcmp(addr, reply.addr) != 0)
-                log_info("%s now resolves to %s (was %s)", w->name, reply.addr, addr);
-            backoff_reset(&dns_backoff);
-            memcpy(addr, reply.addr, DNS_ADDR_MAX_BYTES);
-            resolved_at = monotime_ms();
+        if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)left) <= 0)
+            continue; /* EINTR, or the time is up: looked at above */
+        if (w->stop && pfd[1].revents && w->stop->check(w->stop->ctx)) {
+            /* Told, not waited for: its last news are skipped by whoever asks next (prober_ask). */
+            struct prober_request cancel = prober_req_cancel();
+            (void)prober_send(p, &cancel, err);
+            return WAIT_STOPPED;
         }
-        stage = "TCP";
-        st = ask(p, prober_req_tcp(addr, w->port, 0), deadline, &reply, err);
-        if (st == PROBER_OK) {
-            stage = "Health/Check";
-            st = ask(p, prober_req_health(addr, w->port, 0), deadline, &reply, err);
-            if (st == PROBER_OK) {
-                log_info("%s is SERVING at %s after %.2f s (%u failed attempts)", what, addr,
-                         (double)(monotime_ms() - pr.start_ms) / 1000.0, pr.attempt);
-                return token_taken(p, addr, w->port, deadline, err);
-            }
-        }
+        if (!pfd[0].revents)
+            continue;
+        st = prober_receive(p, &reply, err);
+        if (st == PROBER_PENDING)
+            continue;
         if (st == PROBER_DIED)
             return WAIT_PROBER_DIED;
-        if (cut_by_deadline(&pr, deadline))
-            continue;
-        delay = backoff_jitter_ms(&poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS);
-        progress_fail(&pr, stage, reply.reason, delay);
-        if (wait_sleep(delay, w->stop) < 0)
-            return WAIT_STOPPED;
+        if (reply.wait.event == 0 || reply.wait.id != id)
+            continue; /* an earlier wait's late news */
+        rc = on_news(w, &reply, addr, err);
+        if (rc == WAIT_READY)
+            return token_taken(p, addr, w->port, deadline, err);
+        if (rc != 1)
+            return (enum wait_result)rc;
     }
 }
 

@@ -34,11 +34,14 @@ struct wait_gcs {
     int port;
     long timeout_ms;              /* the overall deadline for this wait */
     const struct wait_stop *stop; /* or NULL */
+    int rendezvous_port;          /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
+    int poll_min_ms, poll_max_ms; /* the GCS poll's interval (gcswait.h); 0: the default */
 };
 
 /* Waits until name resolves and its GCS answers Health/Check SERVING (which Ray answers without
- * a token) and then takes this pod's token (GetClusterId; any answer but UNAUTHENTICATED will do).
- * addr receives the address that answered. */
+ * a token): the prober does (gcswait.h), this waits on its news and on stop; then it takes this
+ * pod's token (GetClusterId; any answer but UNAUTHENTICATED will do). addr receives the address
+ * that answered. A stop that says to give up cancels the prober's wait and returns at once. */
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err);
 

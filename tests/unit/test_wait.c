@@ -1,8 +1,8 @@
 /* Unit tests for lib/wait.c: what arrives on the stop fd is handed to the check, which alone
  * decides whether the wait ends; a wait the check lets go on sleeps what was left, and
- * wait_for_gcs keeps its address and attempt count (prober_ask is replaced here, -Wl,--wrap: every
- * request answers at once and "a signal arrives" after each). The waits against a stand-in GCS
- * are tests/contract's. */
+ * wait_for_gcs goes on across signals on the prober's news and cancels the prober's wait when
+ * stopped (a forked stand-in prober). The wait's policy is test_gcswait.c's; the waits against a
+ * stand-in GCS are tests/contract's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,11 +10,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "monotime.h"
+#include "gcswait.h"
 #include "wait.h"
 
 struct fake_signals {
@@ -104,62 +109,133 @@ static void test_zero_still_checks(void **state)
     close_fake(&f);
 }
 
-/* The prober as wait_for_gcs sees it: the name resolves, the GCS refuses; each answer is
- * followed by "a signal" (a byte on the stop pipe) that the check reads and lets go. */
-static struct fake_prober {
-    int resolves;
-    int tcps;
-    int signal_fd;
-} fake;
+/* How the stand-in prober ends a wait. */
+enum fake_end { END_CANCEL, END_TOKEN_TAKEN, END_TOKEN_REFUSED };
 
-enum prober_status __wrap_prober_ask(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
-                                     struct errbuf *err);
-enum prober_status __wrap_prober_ask(struct prober *p, const struct prober_request *req, struct prober_reply *reply,
-                                     struct errbuf *err)
+/* The prober as wait_for_gcs sees it: a forked stand-in on a socketpair that takes the wait's
+ * request, sends "signals" (bytes on the stop pipe) that the check reads and lets go, a stale
+ * piece of news from another wait, progress, then SERVING and answers the token's check
+ * (GetClusterId) as told; or, told to wait for a cancel, exits 0 only when PROBE_CANCEL comes. */
+static void news(int fd, unsigned id, enum gcswait_event event, const char *addr, const char *text)
 {
-    (void)p;
-    (void)err;
-    memset(reply, 0, sizeof(*reply));
-    assert_int_equal(write(fake.signal_fd, "s", 1), 1);
-    if (req->op == PROBE_RESOLVE) {
-        fake.resolves++;
-        snprintf(reply->addr, sizeof(reply->addr), "10.0.0.9");
-        return reply->status = PROBER_OK;
-    }
-    assert_int_equal(req->op, PROBE_TCP);
-    assert_string_equal(req->addr, "10.0.0.9");
-    fake.tcps++;
-    snprintf(reply->reason, sizeof(reply->reason), "connection refused");
-    return reply->status = PROBER_FAILED;
+    struct prober_reply reply;
+    memset(&reply, 0, sizeof(reply));
+    reply.status = event == GCSWAIT_SERVING ? PROBER_OK : PROBER_FAILED;
+    reply.wait.event = event;
+    reply.wait.id = id;
+    snprintf(reply.addr, sizeof(reply.addr), "%s", addr);
+    snprintf(reply.reason, sizeof(reply.reason), "%s", text);
+    if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))
+        _exit(5);
 }
 
-/* Signals that do not stop the wait leave it where it was: the name is resolved once (the next
- * look is due after a second), every attempt counts, the deadline is the first one. */
+static void fake_prober(int fd, int signal_fd, enum fake_end end)
+{
+    struct prober_request req;
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_WAIT_GCS ||
+        strcmp(req.name, "head.ns.svc") != 0 || req.port != 6379 || req.wait.rendezvous_port != 8079)
+        _exit(3);
+    news(fd, req.wait.id, GCSWAIT_RESOLVED, "10.0.0.9", "");
+    for (int i = 0; i < 15; i++) {
+        if (write(signal_fd, "s", 1) != 1)
+            _exit(4);
+        nanosleep(&pause, NULL);
+    }
+    if (end == END_CANCEL) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (poll(&pfd, 1, 5000) != 1 || recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req))
+            _exit(6);
+        _exit(req.op == PROBE_CANCEL ? 0 : 7);
+    }
+    news(fd, req.wait.id + 1000, GCSWAIT_DEADLINE, "", "an earlier wait's news");
+    news(fd, req.wait.id, GCSWAIT_PROGRESS, "", "waiting for GCS head.ns.svc:6379: TCP: connection refused");
+    news(fd, req.wait.id, GCSWAIT_SERVING, "10.0.0.9", "GCS head.ns.svc:6379 is SERVING");
+    if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_CLUSTER_ID ||
+        strcmp(req.addr, "10.0.0.9") != 0)
+        _exit(8);
+    struct prober_reply reply;
+    memset(&reply, 0, sizeof(reply));
+    reply.status = end == END_TOKEN_REFUSED ? PROBER_UNAUTHENTICATED : PROBER_OK;
+    snprintf(reply.reason, sizeof(reply.reason), "%s", "the GCS refused this pod's token");
+    if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))
+        _exit(9);
+    _exit(0);
+}
+
+static int run_against_fake(struct fake_signals *f, enum fake_end end, enum wait_result *res, char *addr, long *took)
+{
+    struct wait_stop stop = {f->fds[0], check, f};
+    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079, 0, 0};
+    struct prober p;
+    struct errbuf err;
+    int sv[2], status = -1;
+    long t0 = monotime_ms();
+    pid_t pid;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(sv[0]);
+        fake_prober(sv[1], f->fds[1], end);
+    }
+    close(sv[1]);
+    p.pid = pid;
+    p.fd = sv[0];
+    *res = wait_for_gcs(&p, &w, addr, &err);
+    *took = monotime_ms() - t0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(sv[0]);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+/* Signals that do not stop the wait leave it where it was; a stale piece of news from another
+ * wait is skipped; SERVING ends it with the address. */
 static void test_gcs_wait_goes_on_across_signals(void **state)
 {
     struct fake_signals f;
-    struct wait_stop stop;
-    struct wait_gcs w = {"head.ns.svc", 6379, 600, NULL};
-    struct prober p = {-1, -1};
-    struct errbuf err;
-    char addr[DNS_ADDR_MAX_BYTES], expect[128];
-    long t0 = monotime_ms(), took;
+    enum wait_result res;
+    char addr[DNS_ADDR_MAX_BYTES];
+    long took;
     (void)state;
     open_fake(&f, false, 0);
-    stop = (struct wait_stop){f.fds[0], check, &f};
-    w.stop = &stop;
-    memset(&fake, 0, sizeof(fake));
-    fake.signal_fd = f.fds[1];
-    assert_int_equal(wait_for_gcs(&p, &w, addr, &err), WAIT_DEADLINE);
-    took = monotime_ms() - t0;
-    assert_true(took >= 600 && took < 2000);
-    assert_int_equal(fake.resolves, 1);
-    assert_true(fake.tcps >= 6); /* 30-50 ms apart over 600 ms */
+    assert_int_equal(run_against_fake(&f, END_TOKEN_TAKEN, &res, addr, &took), 0);
+    assert_int_equal(res, WAIT_READY);
     assert_string_equal(addr, "10.0.0.9");
-    /* Each attempt's sleep was cut by a signal, read, and slept on. */
-    assert_int_equal(f.bytes_read, fake.resolves + fake.tcps);
-    snprintf(expect, sizeof(expect), "s and %d attempts; last: TCP: connection refused", fake.tcps);
-    assert_non_null(strstr(err.msg, expect));
+    assert_int_equal(f.bytes_read, 15);
+    assert_true(f.checks >= 1);
+    close_fake(&f);
+}
+
+/* The check says stop: the wait returns at once and the prober is told to cancel. */
+static void test_gcs_wait_stop_cancels(void **state)
+{
+    struct fake_signals f;
+    enum wait_result res;
+    char addr[DNS_ADDR_MAX_BYTES];
+    long took;
+    (void)state;
+    open_fake(&f, true, 3);
+    assert_int_equal(run_against_fake(&f, END_CANCEL, &res, addr, &took), 0);
+    assert_int_equal(res, WAIT_STOPPED);
+    assert_true(took < 2000);
+    assert_int_equal(f.bytes_read, 3);
+    close_fake(&f);
+}
+
+/* A GCS that serves but refuses this pod's token ends the wait as WAIT_UNAUTHENTICATED, saying
+ * why, instead of after the deadline. */
+static void test_gcs_wait_refused_token(void **state)
+{
+    struct fake_signals f;
+    enum wait_result res;
+    char addr[DNS_ADDR_MAX_BYTES];
+    long took;
+    (void)state;
+    open_fake(&f, false, 0);
+    assert_int_equal(run_against_fake(&f, END_TOKEN_REFUSED, &res, addr, &took), 0);
+    assert_int_equal(res, WAIT_UNAUTHENTICATED);
+    assert_true(took < 5000);
     close_fake(&f);
 }
 
@@ -181,6 +257,8 @@ int main(void)
         cmocka_unit_test(test_zero_still_checks),
         cmocka_unit_test(test_no_stop),
         cmocka_unit_test(test_gcs_wait_goes_on_across_signals),
+        cmocka_unit_test(test_gcs_wait_stop_cancels),
+        cmocka_unit_test(test_gcs_wait_refused_token),
     };
     return cmocka_run_group_tests_name("wait", tests, NULL, NULL);
 }

@@ -1,0 +1,211 @@
+/* The rendezvous: its message's parser (workers) and its listening child (the head). The child
+ * reads nothing from the network: it accepts, holds, writes one fixed message and closes; a byte
+ * from a worker, or its hanging up, only closes that connection. README "Ports". */
+#include "rendezvous.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+/* The control socket's one message: the GCS is SERVING. */
+#define CONTROL_SERVING 'S'
+/* Descriptors a forked child may have inherited (rayboot opens a handful). */
+#define INHERITED_FD_MAX 1024
+
+/* The child's allowlist: what its loop calls, nothing more (no open, no connect, no read of a
+ * worker's bytes: recv is for the control socket). */
+static const struct sandbox_rule rendezvous_rules[] = {
+    SANDBOX_ALLOW(poll),            /* the loop's one wait: control socket, listening socket, held ones */
+    SANDBOX_ALLOW(accept4),         /* a worker's connection, non-blocking */
+    SANDBOX_ALLOW(sendto),          /* send(2): the message, MSG_NOSIGNAL */
+    SANDBOX_ALLOW(recvfrom),        /* recv(2) on the control socket only */
+    SANDBOX_ALLOW(close),           /* a connection told, or hung up */
+    SANDBOX_ALLOW(restart_syscall), /* a poll stopped by SIGSTOP and continued */
+    SANDBOX_ALLOW(munmap),          /* the filter's own memory, freed once it is loaded (seccomp_release) */
+    SANDBOX_ALLOW(exit_group),      /* _exit(2) */
+};
+
+struct holder {
+    int listen_fd;
+    int control_fd;
+    bool serving;
+    size_t held;
+    int fds[RENDEZVOUS_MAX_HELD];
+    struct pollfd pfds[RENDEZVOUS_MAX_HELD + 2];
+};
+
+static void tell(int fd)
+{
+    static const char message[] = RENDEZVOUS_MESSAGE;
+    /* A fresh socket's send buffer takes these bytes at once; a worker that is gone is no matter. */
+    (void)!send(fd, message, sizeof(message) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+}
+
+static void drop_held(struct holder *h, size_t i)
+{
+    close(h->fds[i]);
+    h->fds[i] = h->fds[--h->held];
+}
+
+static void accept_all(struct holder *h)
+{
+    while (h->serving || h->held < RENDEZVOUS_MAX_HELD) {
+        int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return; /* EAGAIN, or a connection reset before it was accepted */
+        if (h->serving)
+            tell(fd);
+        else
+            h->fds[h->held++] = fd;
+    }
+}
+
+static void hold_loop(struct holder *h)
+{
+    for (;;) {
+        size_t n = 0, first_held;
+        bool listening = h->serving || h->held < RENDEZVOUS_MAX_HELD;
+        h->pfds[n++] = (struct pollfd){h->control_fd, POLLIN, 0};
+        if (listening)
+            h->pfds[n++] = (struct pollfd){h->listen_fd, POLLIN, 0};
+        first_held = n;
+        for (size_t i = 0; i < h->held; i++)
+            h->pfds[n++] = (struct pollfd){h->fds[i], POLLIN, 0};
+        if (poll(h->pfds, n, -1) < 0)
+            continue; /* EINTR */
+        /* Held connections first, from the last: a dropped one's slot takes one already looked at. */
+        for (size_t i = h->held; i-- > 0;)
+            if (h->pfds[first_held + i].revents)
+                drop_held(h, i);
+        if (h->pfds[0].revents) {
+            char c = 0;
+            ssize_t got = recv(h->control_fd, &c, 1, 0);
+            if (got <= 0 && !(got < 0 && errno == EINTR))
+                _exit(0); /* rayboot is gone or stopping */
+            if (got == 1 && c == CONTROL_SERVING && !h->serving) {
+                h->serving = true;
+                while (h->held > 0)
+                    tell(h->fds[--h->held]);
+            }
+        }
+        if (listening && h->pfds[1].revents)
+            accept_all(h);
+    }
+}
+
+static struct holder holder; /* static: the confined child allocates nothing */
+
+static void child_main(int listen_fd, int control_fd)
+{
+    struct errbuf err;
+    for (int fd = 3; fd < INHERITED_FD_MAX; fd++)
+        if (fd != listen_fd && fd != control_fd)
+            close(fd);
+    if (sandbox_confine_only(rendezvous_rules, sizeof(rendezvous_rules) / sizeof(rendezvous_rules[0]), &err) < 0)
+        _exit(1);
+    holder.listen_fd = listen_fd;
+    holder.control_fd = control_fd;
+    hold_loop(&holder);
+}
+
+static int listen_on(int port, struct errbuf *err)
+{
+    struct sockaddr_in6 a6;
+    struct sockaddr_in a4;
+    int one = 1, zero = 0;
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    memset(&a6, 0, sizeof(a6));
+    memset(&a4, 0, sizeof(a4));
+    if (fd >= 0) {
+        /* One socket for both families: a worker may reach the head over either. */
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)port);
+        a6.sin6_addr = in6addr_any;
+        if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, RENDEZVOUS_MAX_HELD) == 0)
+            return fd;
+        close(fd);
+    }
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0); /* a pod without IPv6 */
+    if (fd < 0)
+        return errbuf_set(err, "socket: %s", strerror(errno));
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons((uint16_t)port);
+    a4.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) < 0 || listen(fd, RENDEZVOUS_MAX_HELD) < 0) {
+        int e = errno;
+        close(fd);
+        return errbuf_set(err, "port %d: %s", port, strerror(e));
+    }
+    return fd;
+}
+
+int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
+{
+    int sv[2], listen_fd;
+    pid_t pid;
+    r->pid = -1;
+    r->fd = -1;
+    listen_fd = listen_on(port, err);
+    if (listen_fd < 0)
+        return -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        close(listen_fd);
+        return errbuf_set(err, "socketpair: %s", strerror(errno));
+    }
+    pid = fork();
+    if (pid < 0) {
+        close(listen_fd);
+        close(sv[0]);
+        close(sv[1]);
+        return errbuf_set(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        child_main(listen_fd, sv[1]);
+        _exit(0);
+    }
+    close(listen_fd);
+    close(sv[1]);
+    r->pid = pid;
+    r->fd = sv[0];
+    return 0;
+}
+
+void rendezvous_serving(struct rendezvous *r)
+{
+    char c = CONTROL_SERVING;
+    if (r->fd >= 0)
+        (void)!send(r->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void rendezvous_stop(struct rendezvous *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+    if (r->pid > 0) {
+        /* Closing the control socket ends its loop at once; a child that does not go is killed. */
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        pid_t reaped = 0;
+        for (int i = 0; i < 20 && (reaped = waitpid(r->pid, NULL, WNOHANG)) == 0; i++)
+            nanosleep(&pause, NULL);
+        if (reaped == 0) {
+            kill(r->pid, SIGKILL);
+            waitpid(r->pid, NULL, 0);
+        }
+    }
+    r->pid = -1;
+}

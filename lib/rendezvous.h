@@ -1,0 +1,34 @@
+/* The rendezvous (issue 20): the head's rayboot tells its waiting workers the moment its GCS
+ * serves. A child of the head's rayboot, confined by its own seccomp filter, accepts and holds up
+ * to RENDEZVOUS_MAX_HELD connections on a TCP port of ours and reads nothing from them; when told
+ * the GCS is SERVING it writes RENDEZVOUS_MESSAGE to each held connection and to every later one,
+ * and closes them. Workers (the prober, lib/gcswait.c) hold one such connection instead of
+ * polling the GCS, and parse what they read with rendezvous_parse (rdvmsg.h). */
+#ifndef RAYBOOT_RENDEZVOUS_H
+#define RAYBOOT_RENDEZVOUS_H
+
+#include <sys/types.h>
+
+#include "errbuf.h"
+#include "rdvmsg.h"
+
+#define RENDEZVOUS_PORT_DEFAULT 8079
+#define RENDEZVOUS_MAX_HELD 1024
+
+/* The head side: the listening child and the parent's end of its control socket. */
+struct rendezvous {
+    pid_t pid; /* -1: none */
+    int fd;    /* the control socket; -1: none */
+};
+
+/* Binds port on every address, then forks the child that holds the connections. -1 with a
+ * message when the port cannot be had (the head goes on; its workers poll). */
+int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err);
+
+/* The GCS is SERVING: the child writes the message to every held and later connection. */
+void rendezvous_serving(struct rendezvous *r);
+
+/* Closes the control socket (the child exits) and reaps it. */
+void rendezvous_stop(struct rendezvous *r);
+
+#endif

@@ -1,0 +1,173 @@
+"""The rendezvous (issue 20 §2): a head rayboot holds its waiting workers' connections and wakes
+them the moment its GCS serves; a worker holding one barely touches the GCS; a worker whose head
+offers none polls as before; the head's listening child is confined by its own seccomp filter.
+Real processes: two rayboots (head and worker) and fake GCSes that turn SERVING when told."""
+import json
+import os
+import re
+import signal
+import socket
+import sys
+import time
+
+import pytest
+
+from fake_gcs import HEALTH, FakeGcs
+
+MESSAGE = b"RAYBOOT-RDV/1 SERVING\n"
+
+
+@pytest.fixture
+def gcs2():
+    server = FakeGcs()
+    yield server
+    server.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def head_env(gcs, rdv_port, **extra):
+    env = {"RAYBOOT_ROLE": "head", "RAYBOOT_PLUGIN_ARGS": f"--port={gcs.port}",
+           "RAYBOOT_RENDEZVOUS_PORT": str(rdv_port)}
+    env.update(extra)
+    return env
+
+
+def worker_env(gcs_port, rdv_port, **extra):
+    env = {"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs_port}",
+           "RAYBOOT_POD_IP": "127.0.0.1", "RAYBOOT_RENDEZVOUS_PORT": str(rdv_port)}
+    env.update(extra)
+    return env
+
+
+def log_ts(stderr: str, needle: str) -> float:
+    """The timestamp (s, ms precision) of the first log line containing needle."""
+    for line in stderr.splitlines():
+        if line.startswith("{") and needle in line:
+            return json.loads(line)["ts"]
+    raise AssertionError(f"no {needle!r} in:\n{stderr}")
+
+
+def rendezvous_pid(r) -> int:
+    r.wait_for_log("rendezvous on port")
+    return int(re.search(r"rendezvous on port \d+ \(pid (\d+)\)", r.stderr)[1])
+
+
+def health_calls(gcs) -> int:
+    return sum(1 for m in gcs.methods() if m == HEALTH)
+
+
+def test_worker_is_woken_by_the_head_and_barely_polls(run, gcs, gcs2):
+    """The worker holds the head's rendezvous: while it waits it makes no Health/Check at all
+    (the safety net is every 5 s); when the head's GCS serves, the head writes and the worker
+    starts Ray within milliseconds of the head's SERVING line."""
+    rdv = free_port()
+    gcs.serving = False   # the head's own GCS
+    gcs2.serving = False  # the one the worker confirms with (counted apart from the head's polls)
+    head = run(head_env(gcs, rdv), ["--log-format=json"])
+    rendezvous_pid(head)
+    worker = run(worker_env(gcs2.port, rdv), ["--log-format=json"])
+    worker.wait_for_log("holding the head's rendezvous")
+    before = health_calls(gcs2)
+    time.sleep(2.0)
+    waiting_calls = health_calls(gcs2) - before
+    assert waiting_calls == 0, f"the worker probed the GCS {waiting_calls} times in 2 s while holding"
+    gcs2.serving = True
+    gcs.serving = True
+    worker.wait_for_log("started ray")
+    head.wait_for_log("is SERVING")
+    assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+    woke = log_ts(worker.stderr, "is SERVING") - log_ts(head.stderr, "is SERVING")
+    print(f"worker SERVING {woke * 1000:.0f} ms after the head's; Health/Check calls while holding: {waiting_calls}")
+    assert -0.002 <= woke < 0.1, f"the worker saw SERVING {woke * 1000:.0f} ms after the head"
+    assert health_calls(gcs2) - before <= 2, gcs2.methods()  # the confirmation (and at most one safety probe)
+
+
+def test_no_rendezvous_falls_back_to_polling(run, gcs, closed_port):
+    """A head that offers no rendezvous (nothing listens): the worker says so once and polls the
+    GCS as before, so it still joins within tens of milliseconds of SERVING."""
+    gcs.serving = False
+    worker = run(worker_env(gcs.port, closed_port))
+    worker.wait_for_log("no rendezvous at 127.0.0.1 port")
+    before = health_calls(gcs)
+    time.sleep(1.0)
+    polled = health_calls(gcs) - before
+    assert polled >= 10, f"only {polled} Health/Check calls in 1 s of fallback polling"
+    t0 = time.monotonic()
+    gcs.serving = True
+    worker.wait_for_log("started ray")
+    assert time.monotonic() - t0 < 1.0
+    assert worker.stderr.count("no rendezvous at") == 1, worker.stderr  # retries are not logged
+
+
+def test_off_means_no_port_and_no_connection(run, gcs):
+    """RAYBOOT_RENDEZVOUS_PORT=0: the head listens on nothing, the worker connects to nothing."""
+    head = run(head_env(gcs, 0))
+    head.wait_for_log("is SERVING")
+    assert "rendezvous on port" not in head.stderr, head.stderr
+    worker = run(worker_env(gcs.port, 0))
+    worker.wait_for_log("started ray")
+    assert "rendezvous at" not in worker.stderr, worker.stderr
+
+
+@pytest.mark.parametrize("value", ["x", "65536", "-1", "80a"])
+def test_a_bad_port_exits_2_naming_it(run, gcs, value):
+    r = run(head_env(gcs, value))
+    assert r.wait(10) == 2, r.stderr
+    assert "RAYBOOT_RENDEZVOUS_PORT" in r.stderr
+
+
+def test_late_worker_is_told_at_once_and_the_child_reads_nothing(run, gcs):
+    """After SERVING, a new connection gets the message and is closed; a peer that writes bytes
+    while the GCS is not yet serving is only hung up on (the child reads nothing)."""
+    rdv = free_port()
+    gcs.serving = False
+    head = run(head_env(gcs, rdv))
+    rendezvous_pid(head)
+    chatty = socket.create_connection(("127.0.0.1", rdv), timeout=5)
+    chatty.sendall(b"GET / HTTP/1.1\r\n\r\n" * 100)
+    held = socket.create_connection(("127.0.0.1", rdv), timeout=5)
+    gcs.serving = True
+    head.wait_for_log("is SERVING")
+    assert held.recv(100) == MESSAGE
+    assert held.recv(100) == b""
+    late = socket.create_connection(("127.0.0.1", rdv), timeout=5)
+    assert late.recv(100) == MESSAGE and late.recv(100) == b""
+    chatty.settimeout(5)
+    try:
+        got = chatty.recv(100)
+    except ConnectionResetError:
+        got = b""
+    assert got == b"", f"a peer that wrote bytes got {got!r}"
+    for s in (chatty, held, late):
+        s.close()
+
+
+def test_rendezvous_child_is_confined(run, gcs):
+    """The live child has its seccomp filter (Seccomp: 2) and no_new_privs, holds nothing but its
+    sockets, and the calls it makes are all allowed: it is still alive after serving."""
+    rdv = free_port()
+    gcs.serving = False
+    head = run(head_env(gcs, rdv))
+    pid = rendezvous_pid(head)
+    status = open(f"/proc/{pid}/status").read()
+    assert re.search(r"^Seccomp:\s+2$", status, re.M), status
+    assert re.search(r"^NoNewPrivs:\s+1$", status, re.M), status
+    fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    assert all(t.startswith("socket:") for fd, t in fds.items() if fd > 2), fds
+    held = socket.create_connection(("127.0.0.1", rdv), timeout=5)
+    gcs.serving = True
+    assert held.recv(100) == MESSAGE
+    held.close()
+    time.sleep(0.2)
+    assert open(f"/proc/{pid}/status").read().count("State:") == 1
+    assert "SIGSYS" not in head.stderr and "rendezvous:" not in head.stderr, head.stderr
+    with open(f"/proc/{pid}/stat") as f:
+        assert f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    head.proc.send_signal(signal.SIGTERM)
+    head.wait(15)
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"

@@ -1,0 +1,214 @@
+/* Unit tests for lib/gcswait.c's policy on a simulated clock (no network, no sleeping), and for
+ * lib/rdvmsg.c's parser: while the name does not resolve only DNS is asked; with the rendezvous
+ * held the GCS is probed every 5 s and the name looked up as often; the head's message brings one
+ * probe; a lost rendezvous falls back to polling at 30-50 ms and is tried again every 2 s; news
+ * come only on a change (and a progress line every 5 s). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gcswait.h"
+#include "rdvmsg.h"
+
+/* What the simulated waits did. */
+struct tally {
+    int resolves, connects, probes, progress, other_news;
+};
+
+static void count_news(const struct gcswait_news *news, struct tally *t)
+{
+    for (int i = 0; i < news->n; i++) {
+        if (news->item[i].event == GCSWAIT_PROGRESS)
+            t->progress++;
+        else
+            t->other_news++;
+    }
+}
+
+/* Runs the policy from now to until: DNS answers addr (NULL: fails), the rendezvous answers
+ * rdv_result to a connect, the GCS is not SERVING. Returns the time reached. */
+static long simulate(struct gcswait *g, long now, long until, const char *addr, int rdv_result, struct tally *t)
+{
+    struct gcswait_news news;
+    while (now < until) {
+        long sleep_ms;
+        news.n = 0;
+        switch (gcswait_next(g, now, &sleep_ms)) {
+        case GCSWAIT_DO_RESOLVE:
+            t->resolves++;
+            gcswait_resolved(g, now, addr, "NXDOMAIN", &news);
+            break;
+        case GCSWAIT_DO_CONNECT:
+            t->connects++;
+            g->rdv = GCSWAIT_RDV_CONNECTING; /* as gcswait_run does */
+            gcswait_rendezvous(g, now, (enum gcswait_rdv_result)rdv_result, "connection refused", &news);
+            break;
+        case GCSWAIT_DO_PROBE:
+            t->probes++;
+            gcswait_probed(g, now, false, "TCP", "connection refused", &news);
+            break;
+        case GCSWAIT_DO_SLEEP:
+            assert_true(sleep_ms >= 0);
+            now += sleep_ms > 0 ? sleep_ms : 1;
+            break;
+        case GCSWAIT_DO_GIVE_UP:
+            return now;
+        }
+        count_news(&news, t);
+    }
+    return now;
+}
+
+/* A name that does not resolve: only DNS, about 2 queries a second (backoff to 1 s, jittered),
+ * one progress line per 5 s, and nothing else told. */
+static void test_unresolved_asks_only_dns(void **state)
+{
+    struct gcswait g;
+    struct tally t = {0};
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 60000, 42);
+    simulate(&g, 0, 20000, NULL, GCSWAIT_RDV_CONNECTED, &t);
+    assert_int_equal(t.connects, 0);
+    assert_int_equal(t.probes, 0);
+    assert_true(t.resolves >= 20 && t.resolves <= 80);
+    assert_int_equal(t.progress, 4); /* at 0, 5, 10, 15 s */
+    assert_int_equal(t.other_news, 0);
+}
+
+/* The rendezvous held: one connect, the GCS probed every 5 s, DNS every 5 s; then the head's
+ * message brings a probe at once, and SERVING ends the wait. */
+static void test_held_rendezvous_barely_polls(void **state)
+{
+    struct gcswait g;
+    struct gcswait_news news;
+    struct tally t = {0};
+    long now, sleep_ms;
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 42);
+    now = simulate(&g, 0, 60000, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
+    assert_int_equal(t.connects, 1);
+    assert_int_equal(g.rdv, GCSWAIT_RDV_HELD);
+    /* The first probe right after the address (before the connect), then one per 5 s. */
+    assert_true(t.probes >= 11 && t.probes <= 13);
+    assert_true(t.resolves >= 11 && t.resolves <= 14);
+    assert_int_equal(t.other_news, 2); /* the address, the rendezvous held */
+    gcswait_rendezvous(&g, now, GCSWAIT_RDV_MESSAGE, "", &news);
+    assert_int_equal(news.n, 0);
+    assert_int_equal(gcswait_next(&g, now, &sleep_ms), GCSWAIT_DO_PROBE);
+    gcswait_probed(&g, now + 1, true, "Health/Check", "", &news);
+    assert_int_equal(news.n, 1);
+    assert_int_equal(news.item[0].event, GCSWAIT_SERVING);
+    assert_true(gcswait_final(news.item[0].event));
+    assert_string_equal(news.item[0].addr, "10.0.0.9");
+    assert_non_null(strstr(news.item[0].text, "woken by the head's rendezvous"));
+}
+
+/* No rendezvous: the GCS is polled every 30-50 ms, the name once a second, the rendezvous tried
+ * again every 2 s; its loss is told once. */
+static void test_lost_rendezvous_falls_back_to_polling(void **state)
+{
+    struct gcswait g;
+    struct tally t = {0};
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 7);
+    simulate(&g, 0, 10000, "10.0.0.9", GCSWAIT_RDV_LOST, &t);
+    assert_true(t.probes >= 10000 / 50 && t.probes <= 10000 / 30 + 2);
+    assert_true(t.resolves >= 9 && t.resolves <= 11);
+    assert_true(t.connects >= 5 && t.connects <= 6);
+    assert_int_equal(t.other_news, 2); /* the address; "no rendezvous", once */
+    assert_int_equal(t.progress, 2);
+}
+
+/* The head's message, and then a GCS that does not serve: polling, without the rendezvous again. */
+static void test_message_not_confirmed_polls(void **state)
+{
+    struct gcswait g;
+    struct gcswait_news news;
+    struct tally t = {0};
+    long now;
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 7);
+    now = simulate(&g, 0, 100, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
+    gcswait_rendezvous(&g, now, GCSWAIT_RDV_MESSAGE, "", &news);
+    memset(&t, 0, sizeof(t));
+    simulate(&g, now, now + 1000, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
+    assert_true(t.probes >= 20);
+    assert_int_equal(t.connects, 0);
+}
+
+/* A new address while holding: told with the old one, and the rendezvous is sought there. */
+static void test_new_address_moves_the_rendezvous(void **state)
+{
+    struct gcswait g;
+    struct gcswait_news news;
+    struct tally t = {0};
+    long now, sleep_ms;
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 7);
+    now = simulate(&g, 0, 100, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
+    gcswait_resolved(&g, now, "10.0.0.10", "", &news);
+    assert_int_equal(news.n, 1);
+    assert_int_equal(news.item[0].event, GCSWAIT_RESOLVED);
+    assert_string_equal(news.item[0].addr, "10.0.0.10");
+    assert_string_equal(news.item[0].text, "10.0.0.9");
+    assert_int_equal(gcswait_next(&g, now, &sleep_ms), GCSWAIT_DO_CONNECT);
+    /* The name gone: withdrawn, told, and only DNS again. */
+    gcswait_resolved(&g, now + 1, NULL, "NXDOMAIN", &news);
+    assert_int_equal(news.item[0].event, GCSWAIT_UNRESOLVED);
+    assert_string_equal(g.addr, "");
+}
+
+/* The deadline: give up, naming the attempts and the last failure; off (port 0) never connects. */
+static void test_deadline_and_off(void **state)
+{
+    struct gcswait g;
+    struct gcswait_news news;
+    struct tally t = {0};
+    long now, sleep_ms;
+    char expect[128];
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 0, 0, 3000, 7);
+    now = simulate(&g, 0, 100000, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
+    assert_int_equal(now, 3000);
+    assert_int_equal(t.connects, 0);
+    assert_int_equal(gcswait_next(&g, now, &sleep_ms), GCSWAIT_DO_GIVE_UP);
+    gcswait_give_up(&g, now, &news);
+    assert_int_equal(news.item[0].event, GCSWAIT_DEADLINE);
+    snprintf(expect, sizeof(expect), "gave up waiting for GCS head.ns.svc:6379 after 3.0 s and %u attempts; last: TCP",
+             g.attempt);
+    assert_non_null(strstr(news.item[0].text, expect));
+}
+
+static void test_parse(void **state)
+{
+    const char *m = RENDEZVOUS_MESSAGE;
+    size_t len = strlen(m);
+    (void)state;
+    assert_int_equal(rendezvous_parse(m, len), RENDEZVOUS_SERVING);
+    for (size_t i = 0; i < len; i++)
+        assert_int_equal(rendezvous_parse(m, i), RENDEZVOUS_INCOMPLETE);
+    assert_int_equal(rendezvous_parse("RAYBOOT-RDV/2 SERVING\n", len), RENDEZVOUS_BAD);
+    assert_int_equal(rendezvous_parse("RAYBOOT-RDV/1 SERVING\nX", len + 1), RENDEZVOUS_BAD);
+    assert_int_equal(rendezvous_parse("HTTP/1.1 400", 12), RENDEZVOUS_BAD);
+    assert_int_equal(rendezvous_parse("RAYBOOT-RDV/1 SERVING\n\0\0\0\0\0\0\0\0\0\0\0", RENDEZVOUS_READ_MAX + 1),
+                     RENDEZVOUS_BAD);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unresolved_asks_only_dns),
+        cmocka_unit_test(test_held_rendezvous_barely_polls),
+        cmocka_unit_test(test_lost_rendezvous_falls_back_to_polling),
+        cmocka_unit_test(test_message_not_confirmed_polls),
+        cmocka_unit_test(test_new_address_moves_the_rendezvous),
+        cmocka_unit_test(test_deadline_and_off),
+        cmocka_unit_test(test_parse),
+    };
+    return cmocka_run_group_tests_name("gcswait", tests, NULL, NULL);
+}
