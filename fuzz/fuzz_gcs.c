@@ -1,5 +1,5 @@
 /* libFuzzer target: lib/gcs.c's decoders on any bytes a GCS (or something posing as one) could
- * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, searched for a node address, and for
+ * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, searched for a node by name, and for
  * how a DEAD one left),
  * GetClusterIdReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids
  * have their advertised size, values stay NUL-terminated within their buffer. */
@@ -29,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &found, &err);
     (void)gcs_decode_find_node(data, size, "", node_id, &found, &err);
+    (void)gcs_decode_find_node(data, size, "vm-head", node_id, &found, &err);
     {
         enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
         if (gcs_decode_departure(data, size, "10.0.0.1", &how, &err) == 0 &&

@@ -26,9 +26,10 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
 /* NodeInfoGcsService/GetAllNodeInfo, counted. */
 int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out, struct errbuf *err);
 
-/* The binary id of the ALIVE node whose address is node_ip: 0 with *found (false: the GCS lists
- * no such node), -1 when the GCS did not answer or the reply was malformed. */
-int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+/* The binary id of the ALIVE node named node_name (GcsNodeInfo.node_name, what `ray start
+ * --node-name` set, else the node's IP): 0 with *found (false: the GCS lists no such node), -1
+ * when the GCS did not answer or the reply was malformed. */
+int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_name, uint8_t id[GCS_NODE_ID_BYTES],
                   bool *found, struct errbuf *err);
 
 /* How a node left the cluster: NodeDeathInfo.Reason, as the GCS records it. */
@@ -41,10 +42,10 @@ enum gcs_departure {
 };
 const char *gcs_departure_name(enum gcs_departure d);
 
-/* How the most recent DEAD node at node_ip left (the one that ended last). 0 with *how, -1 when
- * the GCS records no DEAD node there (or did not answer). Asks for DEAD nodes at that address
- * only: the reply is that address's history, not the cluster. */
-int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip, enum gcs_departure *how,
+/* How the most recent DEAD node named node_name left (the one that ended last). 0 with *how, -1
+ * when the GCS records no DEAD node of that name (or did not answer). Asks for DEAD nodes of that
+ * name only: the reply is that name's history, not the cluster. */
+int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_name, enum gcs_departure *how,
                        struct errbuf *err);
 
 /* AutoscalerStateService/DrainNode with reason PREEMPTION (never rejected by the GCS). */
@@ -65,10 +66,12 @@ int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key,
 int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err);
 int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_counts *out, struct errbuf *err);
 
-int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+/* GetAllNodeInfoReply: the first ALIVE node whose node_name is node_name (every other node is
+ * skipped, in case the GCS ignored the selector). */
+int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_name, uint8_t id[GCS_NODE_ID_BYTES],
                          bool *found, struct errbuf *err);
-/* GetAllNodeInfoReply: how the DEAD node at node_ip that ended last left. */
-int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, enum gcs_departure *how,
+/* GetAllNodeInfoReply: how the DEAD node named node_name that ended last left. */
+int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_name, enum gcs_departure *how,
                          struct errbuf *err);
 /* DrainNodeReply: 0 when is_accepted. */
 int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err);

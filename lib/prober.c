@@ -83,7 +83,7 @@ static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
 
 static enum prober_status absent_node(const struct prober_request *req, struct errbuf *err)
 {
-    errbuf_set(err, "no ALIVE node with address %s in the GCS", req->name);
+    errbuf_set(err, "no ALIVE node named %s in the GCS", req->name);
     return PROBER_ABSENT;
 }
 

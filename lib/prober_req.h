@@ -18,18 +18,18 @@ enum prober_op {
     PROBE_TCP,         /* can addr:port be connected to? */
     PROBE_HEALTH,      /* grpc.health.v1.Health/Check on addr:port */
     PROBE_COUNT_NODES, /* ALIVE nodes in the GCS at addr:port */
-    PROBE_DRAIN,       /* DrainNode for the ALIVE node at address `name`, reason `text` */
-    PROBE_FIND_NODE,   /* is there an ALIVE node at address `name`? */
+    PROBE_DRAIN,       /* DrainNode for the ALIVE node named `name` (GcsNodeInfo.node_name), reason `text` */
+    PROBE_FIND_NODE,   /* is there an ALIVE node named `name`? */
     PROBE_CLUSTER_ID,  /* the cluster id, hex, into value */
     PROBE_KV_GET,      /* rayboot's KV key `name` into value */
     PROBE_KV_PUT,      /* rayboot's KV key `name` = `text` */
-    PROBE_DEPARTURE,   /* how the node at address `name` left: its NodeDeathInfo reason */
+    PROBE_DEPARTURE,   /* how the node named `name` left: its NodeDeathInfo reason */
 };
 
 /* How a request ended. */
 enum prober_status {
     PROBER_OK = 0,       /* yes / done: the reply's fields hold the answer */
-    PROBER_ABSENT = -1,  /* the GCS answered: no ALIVE node at that address (FIND_NODE, DRAIN), no such key
+    PROBER_ABSENT = -1,  /* the GCS answered: no ALIVE node of that name (FIND_NODE, DRAIN), no such key
                           * (KV_GET); reason says so */
     PROBER_FAILED = -2,  /* not (yet): refused, timed out, not SERVING, malformed...; reason says what */
     PROBER_DIED = -3,    /* the prober itself failed: it died or hung and was killed (the errbuf says how) */
@@ -62,10 +62,10 @@ struct prober_request prober_req_resolve(const char *name, long budget_ms);
 struct prober_request prober_req_tcp(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_health(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_nodes(const char *addr, int port, long budget_ms);
-struct prober_request prober_req_find_node(const char *addr, int port, const char *node_ip, long budget_ms);
-struct prober_request prober_req_drain(const char *addr, int port, const char *node_ip, const char *reason,
+struct prober_request prober_req_find_node(const char *addr, int port, const char *node_name, long budget_ms);
+struct prober_request prober_req_drain(const char *addr, int port, const char *node_name, const char *reason,
                                        long long deadline_unix_ms, long budget_ms);
-struct prober_request prober_req_departure(const char *addr, int port, const char *node_ip, long budget_ms);
+struct prober_request prober_req_departure(const char *addr, int port, const char *node_name, long budget_ms);
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_kv_get(const char *addr, int port, const char *key, long budget_ms);
 struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value, long budget_ms);

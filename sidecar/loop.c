@@ -85,7 +85,7 @@ static void send_resolve(struct sidecar *s, long now_ms)
 static void send_ready_check(struct sidecar *s, long now_ms)
 {
     struct prober_request req = s->plan.role == PLAN_ROLE_WORKER
-                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.pod_ip, 0)
+                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.node_name, 0)
                                     : prober_req_health(s->gcs_addr, s->plan.head_port, 0);
     s->next_ready_ms = now_ms + SIDECAR_READY_INTERVAL_MS;
     send_request(s, &req, USE_READY, now_ms);
@@ -107,10 +107,10 @@ static void begin_drain(struct sidecar *s, long now_ms)
     long left_ms = s->drain_budget_ms - (now_ms - s->drain_wanted_ms);
     snprintf(reason, sizeof(reason), "rayboot-sidecar: pod %.40s/%.60s is ending (%.8s): %.90s", s->plan.namespace_,
              s->plan.pod_name, s->drain_trigger, s->disruption);
-    drain_begin(&s->drain, s->gcs_addr, s->plan.head_port, s->plan.pod_ip, reason, left_ms, now_ms);
+    drain_begin(&s->drain, s->gcs_addr, s->plan.head_port, s->plan.node_name, reason, left_ms, now_ms);
     s->drain.started_ms = s->drain_wanted_ms; /* the client waited from its request on */
     s->drains_started++;
-    log_info("draining node %s (%s; %s), up to %.1f s", s->plan.pod_ip, s->drain_trigger, s->disruption,
+    log_info("draining node %s (%s; %s), up to %.1f s", s->plan.node_name, s->drain_trigger, s->disruption,
              (double)left_ms / 1000.0);
 }
 
@@ -120,8 +120,9 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
     struct prober_request req;
     long step_wake;
     if (s->drain_wanted && !s->reason_pending && s->drain.state == DRAIN_IDLE) {
-        if (!s->plan.pod_ip[0]) {
-            fail_drain(s, "this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP)", now_ms);
+        if (!s->plan.node_name[0]) {
+            fail_drain(s, "this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_IP from status.podIP)",
+                       now_ms);
             return;
         }
         if (!s->gcs_addr[0]) {
@@ -165,8 +166,8 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
             log_info("ready: %s", s->plan.role == PLAN_ROLE_WORKER ? "this pod's node is ALIVE" : "the GCS is SERVING");
         s->ready = true;
         if (s->plan.role == PLAN_ROLE_WORKER)
-            snprintf(s->ready_reason, sizeof(s->ready_reason), "node %s is ALIVE in the GCS at %s:%d", s->plan.pod_ip,
-                     s->gcs_addr, s->plan.head_port);
+            snprintf(s->ready_reason, sizeof(s->ready_reason), "node %s is ALIVE in the GCS at %s:%d",
+                     s->plan.node_name, s->gcs_addr, s->plan.head_port);
         else
             snprintf(s->ready_reason, sizeof(s->ready_reason), "the GCS at %s:%d is SERVING", s->gcs_addr,
                      s->plan.head_port);
@@ -208,7 +209,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         if (before == DRAIN_REQUESTING && reply && reply->status == PROBER_OK) {
             s->drain_accepted = true;
             snprintf(s->node_id, sizeof(s->node_id), "%.56s", reply->value);
-            log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.pod_ip, s->node_id);
+            log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.node_name, s->node_id);
         }
         break;
     case USE_NONE:
@@ -229,21 +230,21 @@ static void report_drain(struct sidecar *s, long now_ms)
         if (d->earlier)
             log_info("%s on the %s (%s)", d->detail, s->drain_trigger, s->disruption);
         else
-            log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.pod_ip,
+            log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.node_name,
                      (double)ms / 1000.0, s->drain_trigger, s->disruption);
         termlog_write(s->envp, "rayboot-sidecar: node drained in %.2f s on %s: %s", (double)ms / 1000.0,
                       s->drain_trigger, s->disruption);
         break;
     case DRAIN_DEADLINE:
         s->drains_deadline++;
-        log_warn("node %s still in the cluster after %.1f s of draining (%s)", s->plan.pod_ip, (double)ms / 1000.0,
+        log_warn("node %s still in the cluster after %.1f s of draining (%s)", s->plan.node_name, (double)ms / 1000.0,
                  s->disruption);
         termlog_write(s->envp, "rayboot-sidecar: drain not finished within its deadline on %s: %s", s->drain_trigger,
                       s->disruption);
         break;
     case DRAIN_FAILED:
         s->drains_failed++;
-        log_warn("could not drain node %s: %s", s->plan.pod_ip, d->detail);
+        log_warn("could not drain node %s: %s", s->plan.node_name, d->detail);
         termlog_write(s->envp, "rayboot-sidecar: no drain on %s (%s): %s", s->drain_trigger, d->detail, s->disruption);
         break;
     }
