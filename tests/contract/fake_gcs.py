@@ -65,12 +65,24 @@ def parse(data: bytes) -> dict:
 
 
 class Node:
-    def __init__(self, ip: str, head: bool = False, node_id: bytes = None):
+    """name: GcsNodeInfo.node_name, `ray start --node-name` (Ray's default: the node's IP)."""
+
+    def __init__(self, ip: str, head: bool = False, node_id: bytes = None, name: str = None):
         self.ip, self.head, self.alive = ip, head, True
+        self._name = name
         self.node_id = node_id or bytes(range(28))
 
+    @property
+    def name(self) -> str:
+        """Follows ip (a test that moves a node moves its default name) unless given."""
+        return self._name if self._name is not None else self.ip
+
+    @name.setter
+    def name(self, value: str):
+        self._name = value
+
     def encode(self) -> bytes:
-        out = field_bytes(1, self.node_id) + field_bytes(2, self.ip.encode())
+        out = field_bytes(1, self.node_id) + field_bytes(2, self.ip.encode()) + field_bytes(12, self.name.encode())
         if not self.alive:
             out += field_varint(7, 1)
         if self.head:
@@ -87,6 +99,9 @@ class FakeGcs:
         self.kv = {}
         self.calls = []
         self.drain_removes_node = True
+        # False: answer GetAllNodeInfo with every node whatever the request selects, as a GCS that
+        # does not know node_selectors would (rayboot must still check each node's name).
+        self.honour_selector = True
         self.lock = threading.Lock()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([_Handler(self)])
@@ -100,6 +115,14 @@ class FakeGcs:
         with self.lock:
             return [m for m, _ in self.calls]
 
+    def selects(self, request: bytes, node: Node) -> bool:
+        """GetAllNodeInfoRequest.node_selectors (2): node_name (2) and node_ip_address (3)."""
+        selectors = [parse(s) for s in parse(request).get(2, [])]
+        if not self.honour_selector or not selectors:
+            return True
+        return any(s.get(2, [node.name.encode()])[0] == node.name.encode() and
+                   s.get(3, [node.ip.encode()])[0] == node.ip.encode() for s in selectors)
+
     def answer(self, method: str, request: bytes, context):
         with self.lock:
             self.calls.append((method, request))
@@ -108,7 +131,7 @@ class FakeGcs:
             if method == CLUSTER_ID:
                 return field_bytes(2, self.cluster_id)
             if method == ALL_NODES:
-                return b"".join(field_bytes(2, n.encode()) for n in self.nodes if n.alive)
+                return b"".join(field_bytes(2, n.encode()) for n in self.nodes if n.alive and self.selects(request, n))
             if method == DRAIN:
                 req = parse(request)
                 if self.drain_removes_node:
