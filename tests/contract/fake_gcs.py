@@ -95,7 +95,9 @@ class FakeGcs:
         """host: the loopback address to listen on ("::1" for IPv6)."""
         self.serving = True
         self.cluster_id = b"\x01" * 28
-        self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28)]
+        # The head as rayboot names it in the contract pod (HOSTNAME pod-0; its /etc/hosts line is
+        # loopback, so no pod IP): a worker told RAYBOOT_POD_IP=127.0.0.1 is another node.
+        self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28, name="pod-0")]
         self.kv = {}
         self.calls = []
         self.drain_removes_node = True
