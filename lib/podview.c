@@ -133,7 +133,7 @@ int podview_pod_ip(const struct pod_view *pod, const char *const *envp, char out
 int podview_node_name(const struct pod_view *pod, const char *const *envp, char out[PODVIEW_NODE_NAME_MAX_BYTES],
                       struct errbuf *err)
 {
-    char ip[ADDRESS_HOST_MAX_BYTES];
+    char ip[ADDRESS_HOST_MAX_BYTES] = "";
     if (podview_pod_ip(pod, envp, ip, err) < 0)
         return -1;
     if (ip[0])
