@@ -146,7 +146,7 @@ static void test_node_drained_before(void **state)
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "not drained (UNEXPECTED_TERMINATION)"));
 
-    r = answer(PROBER_FAILED, "", "no DEAD node with address 10.0.0.7 in the GCS");
+    r = answer(PROBER_FAILED, "", "no DEAD node named 10.0.0.7 in the GCS");
     drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "no ALIVE node"));
