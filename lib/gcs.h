@@ -10,7 +10,9 @@
 #include "errbuf.h"
 #include "grpc.h"
 
-/* Ray node ids are 28 bytes; DrainNode silently accepts any other length and drains nothing. */
+/* Ray node ids are 28 bytes. One of another length is never sent: it does not "drain nothing",
+ * the GCS's id parsing checks the length and aborts on it (issue 22). A reply's id of another
+ * length is an error. */
 #define GCS_NODE_ID_BYTES 28
 /* A node list for 10,000 nodes is a few MB; this bounds a hostile or broken reply. */
 #define GCS_NODE_LIST_MAX_BYTES (64u * 1024 * 1024)
