@@ -150,6 +150,7 @@ def main():
     write("grpc", "http-503", b"HTTP/2 503\r\ncontent-type: text/plain\r\n\r\nno healthy upstream")
     write("grpc", "compressed", b"HTTP/2 200\r\ngrpc-status: 0\r\n\r\n\x01\x00\x00\x00\x02\x08\x01")
     for name, msg in {"health": HEALTH_SERVING, "not-serving": HEALTH_NOT_SERVING, "nodes": NODES,
+                      "check-alive": field_bytes(1, b"") + field_bytes(2, "2.60.0"),
                       "drain": DRAIN_REJECTED, "cluster-id": CLUSTER_ID, "kv-get": KV_GET,
                       "kv-put-failed": KV_PUT_FAILED, "fixed": FIXED}.items():
         write("protobuf", name, msg)

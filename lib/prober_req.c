@@ -64,6 +64,11 @@ struct prober_request prober_req_departure(const char *addr, int port, const cha
     return named(PROBE_DEPARTURE, addr, port, node_name, budget_ms);
 }
 
+struct prober_request prober_req_ray_version(const char *addr, int port, long budget_ms)
+{
+    return request(PROBE_RAY_VERSION, addr, port, budget_ms);
+}
+
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms)
 {
     return request(PROBE_CLUSTER_ID, addr, port, budget_ms);

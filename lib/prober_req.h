@@ -24,6 +24,8 @@ enum prober_op {
     PROBE_KV_GET,      /* rayboot's KV key `name` into value */
     PROBE_KV_PUT,      /* rayboot's KV key `name` = `text` */
     PROBE_DEPARTURE,   /* how the node named `name` left: its NodeDeathInfo reason */
+    PROBE_RAY_VERSION, /* the GCS's Ray version into value; the prober then asks for nodes in the
+                        * form that version understands (gcs.h, enum gcs_nodes_form) */
 };
 
 /* How a request ended. */
@@ -51,8 +53,8 @@ struct prober_reply {
     char addr[DNS_ADDR_MAX_BYTES]; /* PROBE_RESOLVE */
     long alive;                    /* PROBE_COUNT_NODES */
     long alive_workers;
-    char value[256];               /* PROBE_CLUSTER_ID, PROBE_KV_GET; PROBE_DRAIN: the node id, hex */
-    enum gcs_departure departure;  /* PROBE_DEPARTURE */
+    char value[256];              /* PROBE_CLUSTER_ID, PROBE_KV_GET, PROBE_RAY_VERSION; PROBE_DRAIN: the node id, hex */
+    enum gcs_departure departure; /* PROBE_DEPARTURE */
     char reason[ERRBUF_MAX_BYTES]; /* why not, when status is not OK */
 };
 
@@ -67,6 +69,7 @@ struct prober_request prober_req_drain(const char *addr, int port, const char *n
                                        long long deadline_unix_ms, long budget_ms);
 struct prober_request prober_req_departure(const char *addr, int port, const char *node_name, long budget_ms);
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms);
+struct prober_request prober_req_ray_version(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_kv_get(const char *addr, int port, const char *key, long budget_ms);
 struct prober_request prober_req_kv_put(const char *addr, int port, const char *key, const char *value, long budget_ms);
 

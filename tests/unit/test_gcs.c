@@ -162,11 +162,74 @@ static void test_truncated_list(void **state)
     assert_non_null(strstr(err.msg, "malformed"));
 }
 
+/* The Ray version picks the GetAllNodeInfoRequest form (gcs.h); a version that does not parse
+ * gets the newest. */
+static void test_nodes_form_for_version(void **state)
+{
+    (void)state;
+    assert_int_equal(gcs_nodes_form_for("2.60.0"), GCS_NODES_SELECTORS);
+    assert_int_equal(gcs_nodes_form_for("2.49.0"), GCS_NODES_SELECTORS);
+    assert_int_equal(gcs_nodes_form_for("3.0.0.dev0"), GCS_NODES_SELECTORS);
+    assert_int_equal(gcs_nodes_form_for("2.48.0"), GCS_NODES_FILTERS);
+    assert_int_equal(gcs_nodes_form_for("2.36.1"), GCS_NODES_FILTERS);
+    assert_int_equal(gcs_nodes_form_for("2.35.0"), GCS_NODES_UNFILTERED);
+    assert_int_equal(gcs_nodes_form_for("2.9.3"), GCS_NODES_UNFILTERED);
+    assert_int_equal(gcs_nodes_form_for("nightly"), GCS_NODES_SELECTORS);
+    assert_int_equal(gcs_nodes_form_for(""), GCS_NODES_SELECTORS);
+}
+
+/* Each form's bytes, as Ray's own descriptors encode them (2.60 and 2.40's gcs_service.proto):
+ * 2.49+ node_selectors{node_name=2}=2, state_filter=3; 2.36-2.48 filters{state=2, node_name=3}=4
+ * (never field 3, which was limit there); before: nothing. */
+static void test_nodes_request_forms(void **state)
+{
+    uint8_t buf[64];
+    static const uint8_t selectors[] = {0x12, 0x04, 0x12, 0x02, 'w', '1', 0x18, 0x00};
+    static const uint8_t selectors_dead_all[] = {0x18, 0x01};
+    static const uint8_t filters[] = {0x22, 0x06, 0x10, 0x00, 0x1a, 0x02, 'w', '1'};
+    static const uint8_t filters_dead_all[] = {0x22, 0x02, 0x10, 0x01};
+    (void)state;
+    assert_int_equal(gcs_encode_nodes_request(GCS_NODES_SELECTORS, "w1", 0, buf, sizeof(buf)), sizeof(selectors));
+    assert_memory_equal(buf, selectors, sizeof(selectors));
+    assert_int_equal(gcs_encode_nodes_request(GCS_NODES_SELECTORS, NULL, 1, buf, sizeof(buf)),
+                     sizeof(selectors_dead_all));
+    assert_memory_equal(buf, selectors_dead_all, sizeof(selectors_dead_all));
+    assert_int_equal(gcs_encode_nodes_request(GCS_NODES_FILTERS, "w1", 0, buf, sizeof(buf)), sizeof(filters));
+    assert_memory_equal(buf, filters, sizeof(filters));
+    assert_int_equal(gcs_encode_nodes_request(GCS_NODES_FILTERS, NULL, 1, buf, sizeof(buf)), sizeof(filters_dead_all));
+    assert_memory_equal(buf, filters_dead_all, sizeof(filters_dead_all));
+    assert_int_equal(gcs_encode_nodes_request(GCS_NODES_UNFILTERED, "w1", 0, buf, sizeof(buf)), 0);
+    assert_int_equal(gcs_encode_nodes_request(GCS_NODES_SELECTORS, "w1", 0, buf, 4), 0); /* does not fit */
+}
+
+/* CheckAliveReply { status = 1; ray_version = 2; raylet_alive = 3 }. */
+static void test_ray_version(void **state)
+{
+    char version[GCS_RAY_VERSION_MAX_BYTES];
+    struct errbuf err;
+    static const uint8_t reply[] = {0x0a, 0x00, 0x12, 0x06, '2', '.', '6', '0', '.', '0', 0x18, 0x01};
+    static const uint8_t no_version[] = {0x0a, 0x00};
+    static const uint8_t unprintable[] = {0x12, 0x02, '2', '\n'};
+    (void)state;
+    assert_int_equal(gcs_decode_ray_version(reply, sizeof(reply), version, &err), 0);
+    assert_string_equal(version, "2.60.0");
+    assert_int_equal(gcs_decode_ray_version(no_version, sizeof(no_version), version, &err), -1);
+    assert_non_null(strstr(err.msg, "without a ray_version"));
+    assert_int_equal(gcs_decode_ray_version(unprintable, sizeof(unprintable), version, &err), -1);
+    assert_int_equal(gcs_decode_ray_version(reply, sizeof(reply) - 3, version, &err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_health_statuses), cmocka_unit_test(test_node_counts),    cmocka_unit_test(test_find_node),
-        cmocka_unit_test(test_departure),       cmocka_unit_test(test_truncated_list),
+        cmocka_unit_test(test_health_statuses),
+        cmocka_unit_test(test_node_counts),
+        cmocka_unit_test(test_find_node),
+        cmocka_unit_test(test_departure),
+        cmocka_unit_test(test_nodes_form_for_version),
+        cmocka_unit_test(test_nodes_request_forms),
+        cmocka_unit_test(test_ray_version),
+        cmocka_unit_test(test_truncated_list),
     };
     return cmocka_run_group_tests_name("gcs", tests, NULL, NULL);
 }
