@@ -80,34 +80,37 @@ static enum prober_status ask(struct prober *p, struct prober_request req, long 
     return prober_ask(p, &req, reply, err);
 }
 
+void wait_report_ray_version(const char *addr, enum prober_status st, const struct prober_reply *reply)
+{
+    if (st != PROBER_OK) {
+        log_warn("could not read the Ray version of the GCS at %s (%s); taking it for Ray 2.49 or later", addr,
+                 reply ? reply->reason : "the prober failed");
+        return;
+    }
+    switch (gcs_nodes_form_for(reply->value)) {
+    case GCS_NODES_SELECTORS:
+        log_info("the GCS at %s runs Ray %s", addr, reply->value);
+        break;
+    case GCS_NODES_FILTERS:
+        log_info("the GCS at %s runs Ray %s (node lookups in the 2.36-2.48 request form)", addr, reply->value);
+        break;
+    case GCS_NODES_UNFILTERED:
+        log_warn("the GCS at %s runs Ray %s, older than 2.36: every node lookup pulls the whole node table "
+                 "(a cost that grows with the cluster); Ray 2.49 or later is supported best",
+                 addr, reply->value);
+        break;
+    }
+}
+
 /* Once a GCS answers: its Ray version, logged, and the prober then asks for nodes in the form that
- * version understands (a GCS replaced later is asked again). A GCS that does not say is taken to be
- * as new as the pinned Ray. */
+ * version understands (a GCS replaced later is asked again). */
 static enum prober_status learn_ray_version(struct prober *p, const char *addr, int port, long deadline,
                                             struct errbuf *err)
 {
     struct prober_reply reply;
     enum prober_status st = ask(p, prober_req_ray_version(addr, port, 0), deadline, &reply, err);
-    if (st == PROBER_DIED)
-        return st;
-    if (st != PROBER_OK) {
-        log_warn("could not read the Ray version of the GCS at %s (%s); taking it for Ray 2.49 or later", addr,
-                 reply.reason);
-        return st;
-    }
-    switch (gcs_nodes_form_for(reply.value)) {
-    case GCS_NODES_SELECTORS:
-        log_info("the GCS at %s runs Ray %s", addr, reply.value);
-        break;
-    case GCS_NODES_FILTERS:
-        log_info("the GCS at %s runs Ray %s (node lookups in the 2.36-2.48 request form)", addr, reply.value);
-        break;
-    case GCS_NODES_UNFILTERED:
-        log_warn("the GCS at %s runs Ray %s, older than 2.36: every node lookup pulls the whole node table "
-                 "(a cost that grows with the cluster); Ray 2.49 or later is supported best",
-                 addr, reply.value);
-        break;
-    }
+    if (st != PROBER_DIED)
+        wait_report_ray_version(addr, st, &reply);
     return st;
 }
 

@@ -18,6 +18,7 @@
 #include "raypids.h"
 #include "sidecar.h"
 #include "termlog.h"
+#include "wait.h"
 
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
 #define SIDECAR_RESOLVE_INTERVAL_MS 1000
@@ -56,6 +57,7 @@ static void restart_prober(struct sidecar *s, const char *why)
         unwatch(s, s->prober.fd);
     prober_abort(&s->prober);
     s->in_flight = USE_NONE;
+    s->version_addr[0] = '\0';
     if (prober_start(&s->prober, s->root, &err) < 0) {
         log_error("could not start the prober: %s", err.msg);
         return;
@@ -79,6 +81,12 @@ static void send_resolve(struct sidecar *s, long now_ms)
     struct prober_request req = prober_req_resolve(s->plan.head_fqdn, 0);
     s->resolved_ms = now_ms;
     send_request(s, &req, USE_RESOLVE, now_ms);
+}
+
+static void send_version(struct sidecar *s, long now_ms)
+{
+    struct prober_request req = prober_req_ray_version(s->gcs_addr, s->plan.head_port, 0);
+    send_request(s, &req, USE_VERSION, now_ms);
 }
 
 /* Readiness: a worker's node ALIVE in the GCS; on the head, the GCS SERVING. */
@@ -119,6 +127,10 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
 {
     struct prober_request req;
     long step_wake;
+    if (s->gcs_addr[0] && strcmp(s->version_addr, s->gcs_addr) != 0) {
+        send_version(s, now_ms); /* first: every node lookup after it speaks that version */
+        return;
+    }
     if (s->drain_wanted && !s->reason_pending && s->drain.state == DRAIN_IDLE) {
         if (!s->plan.node_name[0]) {
             fail_drain(s, "this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_IP from status.podIP)",
@@ -211,6 +223,10 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
             snprintf(s->node_id, sizeof(s->node_id), "%.56s", reply->value);
             log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.node_name, s->node_id);
         }
+        break;
+    case USE_VERSION:
+        snprintf(s->version_addr, sizeof(s->version_addr), "%s", s->gcs_addr);
+        wait_report_ray_version(s->gcs_addr, reply ? reply->status : PROBER_DIED, reply);
         break;
     case USE_NONE:
         break;

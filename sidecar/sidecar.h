@@ -27,7 +27,7 @@
 
 struct http_server;
 
-enum sidecar_prober_use { USE_NONE, USE_RESOLVE, USE_READY, USE_DRAIN };
+enum sidecar_prober_use { USE_NONE, USE_RESOLVE, USE_READY, USE_DRAIN, USE_VERSION };
 
 struct sidecar {
     const char *const *envp;
@@ -46,6 +46,10 @@ struct sidecar {
     long prober_deadline_ms;
     char gcs_addr[DNS_ADDR_MAX_BYTES]; /* the head's address, "" until resolved */
     long resolved_ms;
+    /* The GCS address whose Ray version the prober was asked for (PROBE_RAY_VERSION), "" when
+     * none: asked again for a new address, or for a new prober (which starts from the newest
+     * request form); not again for the same address after a failure (one warning). */
+    char version_addr[DNS_ADDR_MAX_BYTES];
 
     bool ready;
     char ready_reason[ERRBUF_MAX_BYTES];

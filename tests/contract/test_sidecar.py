@@ -77,6 +77,32 @@ def test_a_gcs_that_ignores_the_selector_does_not_misdirect_the_drain(sidecar, g
     assert req[1] == [NODE_ID]
 
 
+@pytest.mark.parametrize("version", ["2.40.0", "2.30.0", None])
+def test_readyz_and_drain_speak_the_gcs_ray_version(sidecar, gcs, worker_node, version):
+    """The sidecar asks the GCS's Ray version once before any node lookup and then uses the
+    request form that version reads: on 2.36-2.48 the 2.49 form's state_filter would be read as
+    `limit: 0` and the node never found, so the pod never Ready."""
+    from fake_gcs import CHECK_ALIVE
+    gcs.ray_version = version
+    gcs.nodes.append(Node("10.0.0.9", node_id=b"\x43" * 28))
+    s = sidecar()
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0 and answer["node_id"] == NODE_ID.hex(), err
+    methods = gcs.methods()
+    assert methods.count(CHECK_ALIVE) == 1 and methods.index(CHECK_ALIVE) < methods.index(ALL_NODES), methods
+    if version:
+        assert f"runs Ray {version}" in s.stderr, s.stderr
+    else:
+        assert "could not read the Ray version" in s.stderr, s.stderr
+    with gcs.lock:
+        looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
+    if version == "2.40.0":
+        assert all(3 not in look and parse(look[4][0])[3] == [NODE_IP.encode()] for look in looks), looks
+    elif version == "2.30.0":
+        assert all(look == {} for look in looks), looks
+
+
 def test_head_readyz_follows_gcs_health(sidecar, gcs):
     s = sidecar(role="head")
     eventually(lambda: s.get("/readyz")[0] == 200)
