@@ -22,6 +22,9 @@
 
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
 #define SIDECAR_RESOLVE_INTERVAL_MS 1000
+/* A GCS that did not say its Ray version is asked again this much later: it may not have been up
+ * yet (the sidecar starts with the pod), and one small RPC this seldom costs nothing. */
+#define SIDECAR_VERSION_RETRY_MS 10000
 /* After SIGTERM, how often to look whether Ray's processes are gone. */
 #define SIDECAR_EXIT_POLL_MS 250
 /* Nothing to do for this long: wake anyway (and run the HTTP server's timers). */
@@ -127,7 +130,7 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
 {
     struct prober_request req;
     long step_wake;
-    if (s->gcs_addr[0] && strcmp(s->version_addr, s->gcs_addr) != 0) {
+    if (s->gcs_addr[0] && strcmp(s->version_addr, s->gcs_addr) != 0 && now_ms >= s->version_retry_ms) {
         send_version(s, now_ms); /* first: every node lookup after it speaks that version */
         return;
     }
@@ -225,8 +228,15 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         }
         break;
     case USE_VERSION:
-        snprintf(s->version_addr, sizeof(s->version_addr), "%s", s->gcs_addr);
-        wait_report_ray_version(s->gcs_addr, reply ? reply->status : PROBER_DIED, reply);
+        if (reply && reply->status == PROBER_OK) {
+            snprintf(s->version_addr, sizeof(s->version_addr), "%s", s->gcs_addr);
+            wait_report_ray_version(s->gcs_addr, PROBER_OK, reply);
+        } else {
+            s->version_retry_ms = now_ms + SIDECAR_VERSION_RETRY_MS;
+            if (!s->version_warned)
+                wait_report_ray_version(s->gcs_addr, reply ? reply->status : PROBER_DIED, reply);
+            s->version_warned = true;
+        }
         break;
     case USE_NONE:
         break;

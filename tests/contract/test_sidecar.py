@@ -90,6 +90,7 @@ def test_readyz_and_drain_speak_the_gcs_ray_version(sidecar, gcs, worker_node, v
     code, answer, err = s.drain("--deadline=5")
     assert code == 0 and answer["node_id"] == NODE_ID.hex(), err
     methods = gcs.methods()
+    # Once, before the first lookup; a GCS that did not say is asked again only every 10 s.
     assert methods.count(CHECK_ALIVE) == 1 and methods.index(CHECK_ALIVE) < methods.index(ALL_NODES), methods
     if version:
         assert f"runs Ray {version}" in s.stderr, s.stderr
