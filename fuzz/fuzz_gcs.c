@@ -1,7 +1,7 @@
 /* libFuzzer target: lib/gcs.c's decoders on any bytes a GCS (or something posing as one) could
- * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, searched for a node address, and for
+ * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, searched for a node by name, and for
  * how a DEAD one left),
- * GetClusterIdReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids
+ * GetClusterIdReply, CheckAliveReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids
  * have their advertised size, values stay NUL-terminated within their buffer. */
 #include <stdbool.h>
 #include <string.h>
@@ -29,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &found, &err);
     (void)gcs_decode_find_node(data, size, "", node_id, &found, &err);
+    (void)gcs_decode_find_node(data, size, "vm-head", node_id, &found, &err);
     {
         enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
         if (gcs_decode_departure(data, size, "10.0.0.1", &how, &err) == 0 &&
@@ -42,6 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc < -1 || rc > 0 || (rc == 0 && found && !fuzz_terminated(value, sizeof(value))))
         __builtin_trap();
     (void)gcs_decode_kv_put(data, size, &err);
+    {
+        char version[GCS_RAY_VERSION_MAX_BYTES];
+        if (gcs_decode_ray_version(data, size, version, &err) == 0 &&
+            (!fuzz_terminated(version, sizeof(version)) || !version[0]))
+            __builtin_trap();
+    }
     if (!fuzz_terminated(err.msg, sizeof(err.msg)))
         __builtin_trap();
     return 0;

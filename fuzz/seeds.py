@@ -54,9 +54,10 @@ def field_bytes(n, data):
     return varint(n << 3 | 2) + varint(len(data)) + data
 
 
-def node(fill, ip, state=0, head=False, id_len=28):
+def node(fill, ip, state=0, head=False, id_len=28, name=None):
+    """A GcsNodeInfo; node_name (12) is the IP unless named, as Ray's default."""
     return (field_bytes(1, bytes([fill]) * id_len) + field_bytes(2, ip) + field_varint(7, state)
-            + (field_varint(25, 1) if head else b""))
+            + field_bytes(12, name or ip) + (field_varint(25, 1) if head else b""))
 
 
 def frame(msg):
@@ -67,7 +68,8 @@ HEALTH_SERVING = field_varint(1, 1)
 HEALTH_NOT_SERVING = field_varint(1, 2)
 NODES = (field_bytes(1, field_varint(1, 0)) + field_bytes(2, node(0xAA, "10.0.0.1", head=True))
          + field_bytes(2, node(0xBB, "10.0.0.2")) + field_bytes(2, node(0xCC, "10.0.0.3", state=1))
-         + field_bytes(2, node(0xDD, "10.0.0.4", id_len=27)))
+         + field_bytes(2, node(0xDD, "10.0.0.4", id_len=27))
+         + field_bytes(2, node(0xEE, "10.0.0.5", name="vm-head")))
 DRAIN_ACCEPTED = field_varint(1, 1)
 DRAIN_REJECTED = field_varint(1, 0) + field_bytes(2, "node is busy")
 CLUSTER_ID = field_bytes(1, field_varint(1, 0)) + field_bytes(2, bytes(range(28)))
@@ -148,6 +150,7 @@ def main():
     write("grpc", "http-503", b"HTTP/2 503\r\ncontent-type: text/plain\r\n\r\nno healthy upstream")
     write("grpc", "compressed", b"HTTP/2 200\r\ngrpc-status: 0\r\n\r\n\x01\x00\x00\x00\x02\x08\x01")
     for name, msg in {"health": HEALTH_SERVING, "not-serving": HEALTH_NOT_SERVING, "nodes": NODES,
+                      "check-alive": field_bytes(1, b"") + field_bytes(2, "2.60.0"),
                       "drain": DRAIN_REJECTED, "cluster-id": CLUSTER_ID, "kv-get": KV_GET,
                       "kv-put-failed": KV_PUT_FAILED, "fixed": FIXED}.items():
         write("protobuf", name, msg)

@@ -128,6 +128,7 @@ char *plan_render_json(const struct plan *p)
     cJSON_AddItemToObject(root, "index", number_or_null(p->index));
     cJSON_AddItemToObject(root, "pod", string_or_null(p->pod_name));
     cJSON_AddItemToObject(root, "pod_ip", string_or_null(p->pod_ip));
+    cJSON_AddItemToObject(root, "node_name", string_or_null(p->node_name));
     cJSON_AddItemToObject(head, "host", string_or_null(p->head_host));
     cJSON_AddItemToObject(head, "fqdn", string_or_null(p->head_fqdn));
     cJSON_AddItemToObject(head, "port", cJSON_CreateNumber(p->head_port));
@@ -216,6 +217,8 @@ char *plan_render_text(const struct plan *p)
            p->role_from[0] ? ": " : "", p->role_from);
     append(&buf, &len, "pod:              %s in namespace %s\n", p->pod_name[0] ? p->pod_name : "?",
            p->namespace_[0] ? p->namespace_ : "?");
+    if (p->role != PLAN_ROLE_SUBMITTER)
+        append(&buf, &len, "ray node name:    %s\n", p->node_name[0] ? p->node_name : "? (Ray names it by its IP)");
     if (p->job[0])
         append(&buf, &len, "job:              %s, task %s, index %ld\n", p->job, p->task[0] ? p->task : "?", p->index);
     append(&buf, &len, "head:             %s:%d (dashboard %d, client %d)\n", p->head_fqdn, p->head_port,

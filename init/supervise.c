@@ -54,7 +54,7 @@ static void drive_drain(struct pod *pod, struct drain *d)
             bool requesting = d->state == DRAIN_REQUESTING;
             drain_reply(d, monotime_ms(), &reply);
             if (requesting && d->state == DRAIN_WATCHING)
-                log_info("drain of node %s accepted; waiting for it to leave", d->node_ip);
+                log_info("drain of node %s accepted; waiting for it to leave", d->node_name);
         }
     }
 }
@@ -82,16 +82,16 @@ static void shut_down(struct pod *pod)
         pod->cmd_stopped = true;
         proc_signal_group(pod->cmd_pid, SIGTERM);
     }
-    if (pod->ray_pid > 0 && pod->plan.pod_ip[0] && pod->gcs_addr[0]) {
+    if (pod->ray_pid > 0 && pod->plan.node_name[0] && pod->gcs_addr[0]) {
         snprintf(reason, sizeof(reason), "rayboot: pod %.200s is being terminated (SIGTERM)", pod->plan.pod_name);
         /* Half the budget for the drain, the rest for Ray to stop. */
-        drain_begin(&d, pod->gcs_addr, pod->plan.head_port, pod->plan.pod_ip, reason, budget / 2, started);
-        log_info("draining node %s (up to %.1f s)", pod->plan.pod_ip, (double)budget / 2000.0);
+        drain_begin(&d, pod->gcs_addr, pod->plan.head_port, pod->plan.node_name, reason, budget / 2, started);
+        log_info("draining node %s (up to %.1f s)", pod->plan.node_name, (double)budget / 2000.0);
         drive_drain(pod, &d);
         if (d.state == DRAIN_DONE && d.outcome == DRAIN_FAILED) {
-            log_warn("could not drain node %s: %s; stopping without a drain", pod->plan.pod_ip, d.detail);
+            log_warn("could not drain node %s: %s; stopping without a drain", pod->plan.node_name, d.detail);
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
-            log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", pod->plan.pod_ip,
+            log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", pod->plan.node_name,
                      (double)drain_elapsed_ms(&d, monotime_ms()) / 1000.0);
         } else if (d.state == DRAIN_DONE && d.earlier) {
             /* The usual case beside rayboot-sidecar: its preStop drain ran before this SIGTERM. */
@@ -100,11 +100,11 @@ static void shut_down(struct pod *pod)
         } else {
             /* Left the GCS, or its raylet exited by itself once drained (ray start is gone). */
             pod->drained = true;
-            log_info("node %s left the cluster after %.2f s of draining", pod->plan.pod_ip,
+            log_info("node %s left the cluster after %.2f s of draining", pod->plan.node_name,
                      (double)drain_elapsed_ms(&d, monotime_ms()) / 1000.0);
         }
     } else if (pod->ray_pid > 0) {
-        log_warn("this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP): stopping without a drain");
+        log_warn("this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_NAME): stopping without a drain");
     }
     pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, pod->drained ? "node drained" : "stopped without a drain");
     pod_stop_ray(pod, started + budget - monotime_ms());

@@ -17,14 +17,14 @@ static long long unix_now_ms(void)
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_ip, const char *reason,
+void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_name, const char *reason,
                  long budget_ms, long now_ms)
 {
     memset(d, 0, sizeof(*d));
     d->state = DRAIN_REQUESTING;
     snprintf(d->gcs_addr, sizeof(d->gcs_addr), "%s", gcs_addr);
     d->gcs_port = gcs_port;
-    snprintf(d->node_ip, sizeof(d->node_ip), "%s", node_ip);
+    snprintf(d->node_name, sizeof(d->node_name), "%s", node_name);
     snprintf(d->reason, sizeof(d->reason), "%s", reason);
     d->started_ms = now_ms;
     d->deadline_ms = now_ms + (budget_ms > 0 ? budget_ms : 0);
@@ -45,10 +45,10 @@ static struct prober_request request(const struct drain *d, int op, long now_ms)
 {
     long budget_ms = deadline_left_ms(d->deadline_ms, now_ms);
     if (op == PROBE_DRAIN)
-        return prober_req_drain(d->gcs_addr, d->gcs_port, d->node_ip, d->reason, d->deadline_unix_ms, budget_ms);
+        return prober_req_drain(d->gcs_addr, d->gcs_port, d->node_name, d->reason, d->deadline_unix_ms, budget_ms);
     if (op == PROBE_DEPARTURE)
-        return prober_req_departure(d->gcs_addr, d->gcs_port, d->node_ip, budget_ms);
-    return prober_req_find_node(d->gcs_addr, d->gcs_port, d->node_ip, budget_ms);
+        return prober_req_departure(d->gcs_addr, d->gcs_port, d->node_name, budget_ms);
+    return prober_req_find_node(d->gcs_addr, d->gcs_port, d->node_name, budget_ms);
 }
 
 enum drain_next drain_step(struct drain *d, long now_ms, struct prober_request *req, long *wake_ms)
@@ -94,12 +94,12 @@ static void departure_reply(struct drain *d, long now_ms, const struct prober_re
     }
     d->departure = reply->departure;
     if (d->departure == GCS_DEPARTURE_DRAIN_PREEMPTED || d->departure == GCS_DEPARTURE_DRAIN_IDLE) {
-        snprintf(d->detail, sizeof(d->detail), "node %s had been drained already (%s)", d->node_ip,
+        snprintf(d->detail, sizeof(d->detail), "node %s had been drained already (%s)", d->node_name,
                  gcs_departure_name(d->departure));
         finish(d, DRAIN_LEFT, now_ms);
         return;
     }
-    snprintf(d->detail, sizeof(d->detail), "node %s had left the cluster already, not drained (%s)", d->node_ip,
+    snprintf(d->detail, sizeof(d->detail), "node %s had left the cluster already, not drained (%s)", d->node_name,
              gcs_departure_name(d->departure));
     finish(d, DRAIN_FAILED, now_ms);
 }

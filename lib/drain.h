@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "dns.h"
+#include "dnsname.h"
 #include "errbuf.h"
 #include "gcs.h"
 #include "prober_req.h"
@@ -33,11 +34,11 @@ struct drain {
     enum drain_outcome outcome;
     char gcs_addr[DNS_ADDR_MAX_BYTES];
     int gcs_port;
-    char node_ip[DNS_ADDR_MAX_BYTES];
-    char reason[256];           /* the DrainNode reason message */
-    long started_ms;            /* monotonic */
-    long deadline_ms;           /* monotonic */
-    long long deadline_unix_ms; /* for the GCS */
+    char node_name[DNS_NAME_MAX_BYTES + 1]; /* GcsNodeInfo.node_name (podview_node_name) */
+    char reason[256];                       /* the DrainNode reason message */
+    long started_ms;                        /* monotonic */
+    long deadline_ms;                       /* monotonic */
+    long long deadline_unix_ms;             /* for the GCS */
     long next_poll_ms;
     long finished_ms;
     char detail[ERRBUF_MAX_BYTES]; /* why it failed, or what the last look saw */
@@ -48,9 +49,9 @@ struct drain {
     enum gcs_departure departure;
 };
 
-/* Starts a drain of the node at node_ip through the GCS at gcs_addr:gcs_port, to finish within
+/* Starts a drain of the node named node_name through the GCS at gcs_addr:gcs_port, to finish within
  * budget_ms of now_ms. */
-void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_ip, const char *reason,
+void drain_begin(struct drain *d, const char *gcs_addr, int gcs_port, const char *node_name, const char *reason,
                  long budget_ms, long now_ms);
 
 /* What the drain needs next. */

@@ -1,8 +1,15 @@
 /* Ray GCS RPCs over lib/grpc.c. Field numbers (Ray 2.60, ray.rpc):
  *   grpc.health.v1.HealthCheckResponse { ServingStatus status = 1; }  SERVING = 1
  *   GetAllNodeInfoReply { GcsStatus status = 1; repeated GcsNodeInfo node_info_list = 2; }
+ *   GetAllNodeInfoRequest { NodeSelector node_selectors = 2; optional GcsNodeState state_filter = 3; }
+ *                 (older forms: gcs.h, enum gcs_nodes_form)
+ *   CheckAliveRequest { repeated node_ids = 1; }  CheckAliveReply { GcsStatus status = 1;
+ *                 string ray_version = 2; }
+ *   GetAllNodeInfoRequest.NodeSelector { oneof node_selector { bytes node_id = 1;
+ *                 string node_name = 2; string node_ip_address = 3; bool is_head_node = 4; } }
  *   GcsNodeInfo { bytes node_id = 1; string node_manager_address = 2; GcsNodeState state = 7;
- *                 bool is_head_node = 25; }  ALIVE = 0 (so an absent state means ALIVE)
+ *                 string node_name = 12; uint64 end_time_ms = 24; bool is_head_node = 25;
+ *                 NodeDeathInfo death_info = 29; }  ALIVE = 0 (so an absent state means ALIVE)
  *   autoscaler.DrainNodeRequest { bytes node_id = 1; DrainNodeReason reason = 2;
  *                 string reason_message = 3; int64 deadline_timestamp_ms = 4; }  PREEMPTION = 2
  *   autoscaler.DrainNodeReply { bool is_accepted = 1; string rejection_reason_message = 2; }
@@ -14,9 +21,10 @@
 #include "gcs.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "dns.h"
+#include "dnsname.h"
 #include "grpc_frame.h"
 #include "protobuf.h"
 
@@ -104,47 +112,82 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
     return rc;
 }
 
-/* GetAllNodeInfo for nodes in one state, only those at node_ip when it is not NULL (the reply is
- * then one node, not the whole cluster: the sidecar asks every few seconds from every pod). The
- * caller decodes reply->msg and frees reply. */
-static int get_nodes(struct grpc_client *c, const char *ip, int port, const char *node_ip, int state,
-                     struct grpc_reply *reply, struct errbuf *err)
+enum gcs_nodes_form gcs_nodes_form_for(const char *ray_version)
+{
+    unsigned major = 0, minor = 0;
+    if (sscanf(ray_version, "%u.%u", &major, &minor) != 2)
+        return GCS_NODES_SELECTORS;
+    if (major > 2 || (major == 2 && minor >= 49))
+        return GCS_NODES_SELECTORS;
+    if (major == 2 && minor >= 36)
+        return GCS_NODES_FILTERS;
+    return GCS_NODES_UNFILTERED;
+}
+
+size_t gcs_encode_nodes_request(enum gcs_nodes_form form, const char *node_name, int state, uint8_t *buf, size_t cap)
+{
+    uint8_t inner[16 + DNS_NAME_MAX_BYTES];
+    struct pb_writer w, iw;
+    pb_writer_init(&w, buf, cap);
+    pb_writer_init(&iw, inner, sizeof(inner));
+    if (form == GCS_NODES_SELECTORS) {
+        if (node_name) { /* node_selectors { node_name } */
+            pb_put_bytes(&iw, 2, node_name, strlen(node_name));
+            pb_put_bytes(&w, 2, iw.buf, iw.len);
+        }
+        /* state_filter, sent explicitly: the field has presence, and ALIVE is 0. */
+        pb_put_varint(&w, 3, (uint64_t)state);
+    } else if (form == GCS_NODES_FILTERS) {
+        /* filters { state, node_name }; state has presence there too. */
+        pb_put_varint(&iw, 2, (uint64_t)state);
+        if (node_name)
+            pb_put_bytes(&iw, 3, node_name, strlen(node_name));
+        pb_put_bytes(&w, 4, iw.buf, iw.len);
+    }
+    return (w.overflow || iw.overflow) ? 0 : (form == GCS_NODES_UNFILTERED ? 0 : w.len);
+}
+
+/* GetAllNodeInfo for nodes in one state, only those named node_name when it is not NULL (the
+ * reply is then one node, not the whole cluster: the sidecar asks every few seconds from every
+ * pod), in the form this GCS's Ray understands. The caller decodes reply->msg, checking every
+ * node's state and name again, and frees reply. */
+static int get_nodes(struct grpc_client *c, const char *ip, int port, enum gcs_nodes_form form, const char *node_name,
+                     int state, struct grpc_reply *reply, struct errbuf *err)
 {
     static const struct grpc_call_limits limits = {GCS_CONNECT_TIMEOUT_MS, GCS_LIST_TIMEOUT_MS,
                                                    GCS_NODE_LIST_MAX_BYTES};
-    uint8_t req[16 + DNS_ADDR_MAX_BYTES], selector[8 + DNS_ADDR_MAX_BYTES];
-    struct pb_writer w, sw;
+    uint8_t req[32 + DNS_NAME_MAX_BYTES];
+    size_t len = gcs_encode_nodes_request(form, node_name, state, req, sizeof(req));
     memset(reply, 0, sizeof(*reply)); /* the caller frees it whatever happens */
-    pb_writer_init(&w, req, sizeof(req));
-    if (node_ip) {
-        /* node_selectors { node_ip_address = node_ip } */
-        pb_writer_init(&sw, selector, sizeof(selector));
-        pb_put_bytes(&sw, 3, node_ip, strlen(node_ip));
-        pb_put_bytes(&w, 2, sw.buf, sw.len);
-    }
-    /* state_filter, sent explicitly: the field has presence, and ALIVE is 0. */
-    pb_put_varint(&w, 3, (uint64_t)state);
-    if (w.overflow || (node_ip && sw.overflow))
-        return errbuf_set(err, "GetAllNodeInfo: node address too long");
-    return grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, w.len, &limits, reply, err);
+    if (len == 0 && form != GCS_NODES_UNFILTERED)
+        return errbuf_set(err, "GetAllNodeInfo: node name too long");
+    return grpc_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo", req, len, &limits, reply, err);
 }
 
-int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, struct gcs_node_counts *out, struct errbuf *err)
+int gcs_count_nodes(struct grpc_client *c, const char *ip, int port, enum gcs_nodes_form form,
+                    struct gcs_node_counts *out, struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_nodes(c, ip, port, NULL, NODE_STATE_ALIVE, &reply, err);
+    int rc = get_nodes(c, ip, port, form, NULL, NODE_STATE_ALIVE, &reply, err);
     if (rc == 0)
         rc = gcs_decode_node_counts(reply.msg, reply.msg_len, out, err);
     grpc_reply_free(&reply);
     return rc;
 }
 
-int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
+/* Whether a GcsNodeInfo field is node_name and says name: checked even though the request
+ * selected by name, since a GCS that ignores the selector answers with every node. */
+static bool names(const struct pb_field *nf, const char *name, size_t name_len)
+{
+    return nf->number == 12 && nf->wire == PB_BYTES && nf->len == name_len && memcmp(nf->data, name, name_len) == 0;
+}
+
+int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_name, uint8_t id[GCS_NODE_ID_BYTES],
                          bool *found, struct errbuf *err)
 {
     struct pb_reader r, nr;
     struct pb_field f, nf;
-    size_t ip_len = strlen(node_ip);
+    size_t name_len = strlen(node_name);
     int rc;
     *found = false;
     pb_reader_init(&r, msg, len);
@@ -160,8 +203,8 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
             if (nf.number == 1 && nf.wire == PB_BYTES) {
                 node_id = nf.data;
                 node_id_len = nf.len;
-            } else if (nf.number == 2 && nf.wire == PB_BYTES) {
-                match = nf.len == ip_len && memcmp(nf.data, node_ip, ip_len) == 0;
+            } else if (names(&nf, node_name, name_len)) {
+                match = true;
             } else if (nf.number == 7 && nf.wire == PB_VARINT) {
                 alive = nf.varint == NODE_STATE_ALIVE;
             }
@@ -170,7 +213,7 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
             return errbuf_set(err, "malformed GcsNodeInfo in GetAllNodeInfoReply");
         if (match && alive) {
             if (node_id_len != GCS_NODE_ID_BYTES)
-                return errbuf_set(err, "node %s has a %zu-byte id (expected %d)", node_ip, node_id_len,
+                return errbuf_set(err, "node %s has a %zu-byte id (expected %d)", node_name, node_id_len,
                                   GCS_NODE_ID_BYTES);
             memcpy(id, node_id, GCS_NODE_ID_BYTES);
             *found = true;
@@ -182,14 +225,14 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_ip, ui
     return 0;
 }
 
-int gcs_find_node(struct grpc_client *c, const char *ip, int port, const char *node_ip, uint8_t id[GCS_NODE_ID_BYTES],
-                  bool *found, struct errbuf *err)
+int gcs_find_node(struct grpc_client *c, const char *ip, int port, enum gcs_nodes_form form, const char *node_name,
+                  uint8_t id[GCS_NODE_ID_BYTES], bool *found, struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_ALIVE, &reply, err);
+    int rc = get_nodes(c, ip, port, form, node_name, NODE_STATE_ALIVE, &reply, err);
     *found = false;
     if (rc == 0)
-        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_ip, id, found, err);
+        rc = gcs_decode_find_node(reply.msg, reply.msg_len, node_name, id, found, err);
     grpc_reply_free(&reply);
     return rc;
 }
@@ -224,12 +267,12 @@ static enum gcs_departure decode_death_info(const uint8_t *msg, size_t len)
     return how;
 }
 
-int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, enum gcs_departure *how,
+int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_name, enum gcs_departure *how,
                          struct errbuf *err)
 {
     struct pb_reader r, nr;
     struct pb_field f, nf;
-    size_t ip_len = strlen(node_ip);
+    size_t name_len = strlen(node_name);
     uint64_t latest_end = 0;
     bool found = false;
     int rc;
@@ -243,8 +286,8 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
             continue;
         pb_reader_init(&nr, f.data, f.len);
         while ((nrc = pb_next(&nr, &nf)) == PB_FIELD) {
-            if (nf.number == 2 && nf.wire == PB_BYTES)
-                match = nf.len == ip_len && memcmp(nf.data, node_ip, ip_len) == 0;
+            if (names(&nf, node_name, name_len))
+                match = true;
             else if (nf.number == 7 && nf.wire == PB_VARINT)
                 dead = nf.varint == NODE_STATE_DEAD;
             else if (nf.number == 24 && nf.wire == PB_VARINT) /* end_time_ms */
@@ -254,7 +297,7 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
         }
         if (nrc < 0)
             return errbuf_set(err, "malformed GcsNodeInfo in GetAllNodeInfoReply");
-        /* A re-used address has one DEAD entry per node that had it: the last one to end counts. */
+        /* A re-used name has one DEAD entry per node that had it: the last one to end counts. */
         if (match && dead && (!found || end >= latest_end)) {
             found = true;
             latest_end = end;
@@ -263,16 +306,16 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_ip, en
     }
     if (rc < 0)
         return errbuf_set(err, "malformed GetAllNodeInfoReply");
-    return found ? 0 : errbuf_set(err, "no DEAD node with address %s in the GCS", node_ip);
+    return found ? 0 : errbuf_set(err, "no DEAD node named %s in the GCS", node_name);
 }
 
-int gcs_node_departure(struct grpc_client *c, const char *ip, int port, const char *node_ip, enum gcs_departure *how,
-                       struct errbuf *err)
+int gcs_node_departure(struct grpc_client *c, const char *ip, int port, enum gcs_nodes_form form, const char *node_name,
+                       enum gcs_departure *how, struct errbuf *err)
 {
     struct grpc_reply reply;
-    int rc = get_nodes(c, ip, port, node_ip, NODE_STATE_DEAD, &reply, err);
+    int rc = get_nodes(c, ip, port, form, node_name, NODE_STATE_DEAD, &reply, err);
     if (rc == 0)
-        rc = gcs_decode_departure(reply.msg, reply.msg_len, node_ip, how, err);
+        rc = gcs_decode_departure(reply.msg, reply.msg_len, node_name, how, err);
     grpc_reply_free(&reply);
     return rc;
 }
@@ -440,6 +483,44 @@ int gcs_kv_get(struct grpc_client *c, const char *ip, int port, const char *key,
     rc = small_call(c, ip, port, "/ray.rpc.InternalKVGcsService/InternalKVGet", &w, &reply, err);
     if (rc == 0)
         rc = gcs_decode_kv_get(reply.msg, reply.msg_len, value, cap, found, err);
+    grpc_reply_free(&reply);
+    return rc;
+}
+
+int gcs_decode_ray_version(const uint8_t *msg, size_t len, char version[GCS_RAY_VERSION_MAX_BYTES], struct errbuf *err)
+{
+    struct pb_reader r;
+    struct pb_field f;
+    int rc;
+    version[0] = '\0';
+    pb_reader_init(&r, msg, len);
+    while ((rc = pb_next(&r, &f)) == PB_FIELD) {
+        if (f.number != 2 || f.wire != PB_BYTES)
+            continue;
+        if (f.len == 0 || f.len >= GCS_RAY_VERSION_MAX_BYTES)
+            return errbuf_set(err, "CheckAliveReply: a ray_version of %zu bytes", f.len);
+        for (size_t i = 0; i < f.len; i++) /* it is logged: printable ASCII only */
+            if (f.data[i] < 0x21 || f.data[i] > 0x7e)
+                return errbuf_set(err, "CheckAliveReply: ray_version is not printable");
+        memcpy(version, f.data, f.len);
+        version[f.len] = '\0';
+    }
+    if (rc < 0)
+        return errbuf_set(err, "malformed CheckAliveReply");
+    return version[0] ? 0 : errbuf_set(err, "CheckAliveReply without a ray_version");
+}
+
+int gcs_ray_version(struct grpc_client *c, const char *ip, int port, char version[GCS_RAY_VERSION_MAX_BYTES],
+                    struct errbuf *err)
+{
+    struct pb_writer w;
+    struct grpc_reply reply;
+    int rc;
+    pb_writer_init(&w, NULL, 0);
+    version[0] = '\0';
+    rc = small_call(c, ip, port, "/ray.rpc.NodeInfoGcsService/CheckAlive", &w, &reply, err);
+    if (rc == 0)
+        rc = gcs_decode_ray_version(reply.msg, reply.msg_len, version, err);
     grpc_reply_free(&reply);
     return rc;
 }

@@ -1,7 +1,9 @@
 /* /etc/hosts lookup of the pod's own FQDN. Resolving other names is c-ares' job (lib/dns.c). */
 #include "hosts.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
@@ -66,12 +68,31 @@ int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_M
     return -1;
 }
 
-static bool line_lookup_addr(const char *line, const char *end, const char *name, size_t name_len, char *addr,
-                             size_t addr_cap)
+/* 127.0.0.0/8, ::1, and 127/8 mapped into IPv6: an address that only ever reaches this host. */
+static bool loopback(const char *addr, size_t len)
+{
+    char text[INET6_ADDRSTRLEN];
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (len >= sizeof(text))
+        return false;
+    memcpy(text, addr, len);
+    text[len] = '\0';
+    if (inet_pton(AF_INET, text, &v4) == 1)
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, text, &v6) != 1)
+        return false;
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+}
+
+static bool line_lookup_addr(const char *line, const char *end, const char *name, size_t name_len, bool skip_loopback,
+                             char *addr, size_t addr_cap)
 {
     const char *p = line, *first, *field;
     size_t first_len, len;
     if (!next_field(&p, end, &first, &first_len))
+        return false;
+    if (skip_loopback && loopback(first, first_len))
         return false;
     while (next_field(&p, end, &field, &len)) {
         if (len > 0 && field[len - 1] == '.')
@@ -85,7 +106,7 @@ static bool line_lookup_addr(const char *line, const char *end, const char *name
     return false;
 }
 
-int hosts_lookup_addr(const char *text, const char *name, char *addr, size_t addr_cap)
+static int lookup_addr(const char *text, const char *name, bool skip_loopback, char *addr, size_t addr_cap)
 {
     size_t name_len = strlen(name);
     const char *line = text;
@@ -97,9 +118,19 @@ int hosts_lookup_addr(const char *text, const char *name, char *addr, size_t add
         const char *end = strchr(line, '\n');
         if (!end)
             end = line + strlen(line);
-        if (line_lookup_addr(line, end, name, name_len, addr, addr_cap))
+        if (line_lookup_addr(line, end, name, name_len, skip_loopback, addr, addr_cap))
             return 0;
         line = *end ? end + 1 : end;
     }
     return -1;
+}
+
+int hosts_lookup_addr(const char *text, const char *name, char *addr, size_t addr_cap)
+{
+    return lookup_addr(text, name, false, addr, addr_cap);
+}
+
+int hosts_lookup_own_addr(const char *text, const char *name, char *addr, size_t addr_cap)
+{
+    return lookup_addr(text, name, true, addr, addr_cap);
 }

@@ -17,4 +17,9 @@ int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_M
  * that line's address into addr. Returns 0, or -1 when no line names it. */
 int hosts_lookup_addr(const char *text, const char *name, char *addr, size_t addr_cap);
 
+/* The same, skipping lines whose address is loopback (127.0.0.0/8, ::1): Docker, a VM's distro
+ * and a hostNetwork pod name the host there ("127.0.1.1 myhost"), which says nothing about the
+ * address the rest of the cluster reaches it at. For a host's own address, never another's. */
+int hosts_lookup_own_addr(const char *text, const char *name, char *addr, size_t addr_cap);
+
 #endif

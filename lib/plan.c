@@ -197,13 +197,25 @@ int plan_plugin_args(const char *const *envp, struct plugin_args *pa, struct err
     return 0;
 }
 
+/* The user's --node-name (RAYBOOT_RAY_START_ARGS) is the one Ray registers: the drain must look
+ * for that one. */
+static int own_node_name(struct plan *p, struct errbuf *err)
+{
+    const char *given = raystart_flag_value(&p->ray_start, "--node-name");
+    if (!given || strcmp(given, p->node_name) == 0)
+        return 0;
+    if (!given[0] || copy_str(p->node_name, sizeof(p->node_name), given) < 0)
+        return errbuf_set(err, "RAYBOOT_RAY_START_ARGS: --node-name=%.80s: not a node name (1 to %d bytes)", given,
+                          DNS_NAME_MAX_BYTES);
+    return 0;
+}
+
 int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
 {
     struct pod_view pod;
     struct resolvconf rc;
     struct raystart_input rs = {0};
     const char *workers = env_lookup_nonempty(in->envp, "RAYBOOT_WORKERS_EXPECTED");
-    const char *pod_name = env_lookup_nonempty(in->envp, "RAYBOOT_POD_NAME");
     char *text;
 
     plan_init(p);
@@ -217,12 +229,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     if (podview_namespace(&pod, in->envp, &rc, p->namespace_, err) < 0 ||
         podview_cluster_domain(&pod, in->envp, &rc, p->cluster_domain, err) < 0)
         return -1;
-    /* A pod name is an RFC 1123 name; the sidecar puts it in an API URL path, Ray in an id. */
-    if (pod_name && !dnsname_valid(pod_name, strlen(pod_name)))
-        return errbuf_set(err, "RAYBOOT_POD_NAME=%.80s: not a valid pod name (the downward API's metadata.name)",
-                          pod_name);
-    copy_str(p->pod_name, sizeof(p->pod_name), pod_name ? pod_name : pod.hostname);
-    if (podview_pod_ip(&pod, in->envp, p->pod_ip, err) < 0)
+    if (podview_pod_name(&pod, in->envp, p->pod_name, err) < 0 || podview_pod_ip(&pod, in->envp, p->pod_ip, err) < 0 ||
+        podview_node_name(&pod, in->envp, p->node_name, err) < 0)
         return -1;
     p->dashboard_port = in->plugin->dashboard_port;
     p->client_port = in->plugin->client_port;
@@ -252,8 +260,9 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.port = p->head_port;
     rs.dashboard_port = p->dashboard_port;
     rs.client_port = p->client_port;
+    rs.node_name = p->node_name;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
-    return raystart_build(&rs, &p->ray_start, &p->warnings, err);
+    return raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 ? -1 : own_node_name(p, err);
 }
 
 /* An Indexed Job has one pod template for every index, and a LeaderWorkerSet without a

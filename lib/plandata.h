@@ -59,6 +59,9 @@ struct plan {
     char task[DNS_LABEL_MAX_BYTES + 1];
     char pod_name[DNS_NAME_MAX_BYTES + 1];
     char pod_ip[ADDRESS_HOST_MAX_BYTES]; /* RAYBOOT_POD_IP, else this pod's /etc/hosts line */
+    /* Ray's node name (ray start --node-name): podview_node_name's, or the user's own
+     * --node-name in RAYBOOT_RAY_START_ARGS. The drain and readiness find the node by it. */
+    char node_name[DNS_NAME_MAX_BYTES + 1];
     char cluster_domain[DNS_NAME_MAX_BYTES + 1];
     long index;
     char head_host[ADDRESS_HOST_MAX_BYTES];

@@ -39,7 +39,7 @@ int podview_read(struct pod_view *pod, const char *root, const char *const *envp
     if (pod->hostname[0] && fsroot_read(pod->root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &text, NULL, err) == 0) {
         if (hosts_find_fqdn(text, pod->hostname, pod->fqdn) < 0)
             pod->fqdn[0] = '\0';
-        if (hosts_lookup_addr(text, pod->hostname, pod->ip, sizeof(pod->ip)) < 0)
+        if (hosts_lookup_own_addr(text, pod->hostname, pod->ip, sizeof(pod->ip)) < 0)
             pod->ip[0] = '\0';
         free(text);
     } else if (pod->hostname[0] && errno != ENOENT) {
@@ -123,4 +123,31 @@ int podview_pod_ip(const struct pod_view *pod, const char *const *envp, char out
     if (inet_pton(AF_INET, given, buf) != 1 && inet_pton(AF_INET6, given, buf) != 1)
         return errbuf_set(err, "RAYBOOT_POD_IP=%.60s: not an IP address", given);
     return copy_str(out, ADDRESS_HOST_MAX_BYTES, given);
+}
+
+/* The name this pod's Ray node registers under (ray start --node-name) and is found by in the GCS
+ * (drain, readiness). The pod IP when one is known, because Ray names a node by its IP when
+ * nobody names it: the sidecar beside a Ray that something else started then still finds it.
+ * Else the pod name (RAYBOOT_POD_NAME) or the hostname: outside Kubernetes (a VM, docker run, a
+ * hostNetwork pod) nothing says the address Ray will pick, but the name is ours to give. */
+int podview_node_name(const struct pod_view *pod, const char *const *envp, char out[PODVIEW_NODE_NAME_MAX_BYTES],
+                      struct errbuf *err)
+{
+    char ip[ADDRESS_HOST_MAX_BYTES] = "";
+    if (podview_pod_ip(pod, envp, ip, err) < 0)
+        return -1;
+    if (ip[0])
+        return copy_str(out, PODVIEW_NODE_NAME_MAX_BYTES, ip);
+    return podview_pod_name(pod, envp, out, err);
+}
+
+/* A pod name is an RFC 1123 name; the sidecar puts it in an API URL path, Ray in an id. */
+int podview_pod_name(const struct pod_view *pod, const char *const *envp, char out[DNS_NAME_MAX_BYTES + 1],
+                     struct errbuf *err)
+{
+    const char *given = env_lookup_nonempty(envp, "RAYBOOT_POD_NAME");
+    if (given && !dnsname_valid(given, strlen(given)))
+        return errbuf_set(err, "RAYBOOT_POD_NAME=%.80s: not a valid pod name (the downward API's metadata.name)",
+                          given);
+    return copy_str(out, DNS_NAME_MAX_BYTES + 1, given ? given : pod->hostname);
 }

@@ -87,17 +87,17 @@ static void hex(const uint8_t *data, size_t len, char *out, size_t cap)
 
 static enum prober_status absent_node(const struct prober_request *req, struct errbuf *err)
 {
-    errbuf_set(err, "no ALIVE node with address %s in the GCS", req->name);
+    errbuf_set(err, "no ALIVE node named %s in the GCS", req->name);
     return PROBER_ABSENT;
 }
 
 /* The drained node's id goes back in value, hex, for the caller's report. */
 static enum prober_status serve_drain(const struct prober_request *req, struct prober_reply *reply,
-                                      struct grpc_client *grpc, struct errbuf *err)
+                                      struct grpc_client *grpc, enum gcs_nodes_form form, struct errbuf *err)
 {
     uint8_t id[GCS_NODE_ID_BYTES];
     bool found;
-    if (gcs_find_node(grpc, req->addr, req->port, req->name, id, &found, err) < 0)
+    if (gcs_find_node(grpc, req->addr, req->port, form, req->name, id, &found, err) < 0)
         return PROBER_FAILED;
     if (!found)
         return absent_node(req, err); /* it left already: not a GCS that failed */
@@ -108,11 +108,11 @@ static enum prober_status serve_drain(const struct prober_request *req, struct p
 }
 
 static enum prober_status serve_find_node(const struct prober_request *req, struct grpc_client *grpc,
-                                          struct errbuf *err)
+                                          enum gcs_nodes_form form, struct errbuf *err)
 {
     uint8_t id[GCS_NODE_ID_BYTES];
     bool found;
-    if (gcs_find_node(grpc, req->addr, req->port, req->name, id, &found, err) < 0)
+    if (gcs_find_node(grpc, req->addr, req->port, form, req->name, id, &found, err) < 0)
         return PROBER_FAILED;
     return found ? PROBER_OK : absent_node(req, err);
 }
@@ -157,8 +157,21 @@ static enum prober_status done(int rc)
     return rc == 0 ? PROBER_OK : PROBER_FAILED;
 }
 
+/* The version goes back in value; from then on nodes are asked for in its form. */
+static enum prober_status serve_ray_version(const struct prober_request *req, struct prober_reply *reply,
+                                            struct grpc_client *grpc, enum gcs_nodes_form *form, struct errbuf *err)
+{
+    char version[GCS_RAY_VERSION_MAX_BYTES];
+    if (gcs_ray_version(grpc, req->addr, req->port, version, err) < 0)
+        return PROBER_FAILED;
+    *form = gcs_nodes_form_for(version);
+    snprintf(reply->value, sizeof(reply->value), "%s", version);
+    return PROBER_OK;
+}
+
+/* form: how GetAllNodeInfo is asked, kept across requests (the newest until PROBE_RAY_VERSION). */
 static void serve(const struct prober_request *req, struct prober_reply *reply, struct dns_resolver *dns,
-                  struct grpc_client *grpc)
+                  struct grpc_client *grpc, enum gcs_nodes_form *form)
 {
     struct errbuf err;
     struct gcs_node_counts counts = {0, 0};
@@ -178,18 +191,21 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         reply->status = done(gcs_health_check(grpc, req->addr, req->port, &err));
         break;
     case PROBE_COUNT_NODES:
-        reply->status = done(gcs_count_nodes(grpc, req->addr, req->port, &counts, &err));
+        reply->status = done(gcs_count_nodes(grpc, req->addr, req->port, *form, &counts, &err));
         reply->alive = counts.alive;
         reply->alive_workers = counts.alive_workers;
         break;
     case PROBE_DRAIN:
-        reply->status = serve_drain(req, reply, grpc, &err);
+        reply->status = serve_drain(req, reply, grpc, *form, &err);
         break;
     case PROBE_DEPARTURE:
-        reply->status = done(gcs_node_departure(grpc, req->addr, req->port, req->name, &reply->departure, &err));
+        reply->status = done(gcs_node_departure(grpc, req->addr, req->port, *form, req->name, &reply->departure, &err));
         break;
     case PROBE_FIND_NODE:
-        reply->status = serve_find_node(req, grpc, &err);
+        reply->status = serve_find_node(req, grpc, *form, &err);
+        break;
+    case PROBE_RAY_VERSION:
+        reply->status = serve_ray_version(req, reply, grpc, form, &err);
         break;
     case PROBE_CLUSTER_ID:
         reply->status = serve_cluster_id(req, reply, grpc, &err);
@@ -259,6 +275,7 @@ static void prober_main(int fd, const char *root)
     struct errbuf err;
     struct prober_request req;
     struct prober_reply reply;
+    enum gcs_nodes_form form = GCS_NODES_SELECTORS;
     const char *selftest = getenv(PROBER_SELFTEST_ENV);
     bool forbidden_call = selftest && strcmp(selftest, "forbidden-syscall") == 0; /* read before the scrub */
 
@@ -306,7 +323,7 @@ static void prober_main(int fd, const char *root)
             if (req.op == PROBE_WAIT_GCS || req.op == PROBE_CANCEL)
                 continue; /* never sent by rayboot while a wait runs */
         }
-        serve(&req, &reply, &dns, &grpc);
+        serve(&req, &reply, &dns, &grpc, &form);
         if (send(fd, &reply, sizeof(reply), 0) < 0)
             break;
     }

@@ -45,23 +45,28 @@ struct prober_request prober_req_nodes(const char *addr, int port, long budget_m
     return request(PROBE_COUNT_NODES, addr, port, budget_ms);
 }
 
-struct prober_request prober_req_find_node(const char *addr, int port, const char *node_ip, long budget_ms)
+struct prober_request prober_req_find_node(const char *addr, int port, const char *node_name, long budget_ms)
 {
-    return named(PROBE_FIND_NODE, addr, port, node_ip, budget_ms);
+    return named(PROBE_FIND_NODE, addr, port, node_name, budget_ms);
 }
 
-struct prober_request prober_req_drain(const char *addr, int port, const char *node_ip, const char *reason,
+struct prober_request prober_req_drain(const char *addr, int port, const char *node_name, const char *reason,
                                        long long deadline_unix_ms, long budget_ms)
 {
-    struct prober_request req = named(PROBE_DRAIN, addr, port, node_ip, budget_ms);
+    struct prober_request req = named(PROBE_DRAIN, addr, port, node_name, budget_ms);
     snprintf(req.text, sizeof(req.text), "%s", reason);
     req.deadline_unix_ms = deadline_unix_ms;
     return req;
 }
 
-struct prober_request prober_req_departure(const char *addr, int port, const char *node_ip, long budget_ms)
+struct prober_request prober_req_departure(const char *addr, int port, const char *node_name, long budget_ms)
 {
-    return named(PROBE_DEPARTURE, addr, port, node_ip, budget_ms);
+    return named(PROBE_DEPARTURE, addr, port, node_name, budget_ms);
+}
+
+struct prober_request prober_req_ray_version(const char *addr, int port, long budget_ms)
+{
+    return request(PROBE_RAY_VERSION, addr, port, budget_ms);
 }
 
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms)

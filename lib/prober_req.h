@@ -18,12 +18,14 @@ enum prober_op {
     PROBE_TCP,         /* can addr:port be connected to? */
     PROBE_HEALTH,      /* grpc.health.v1.Health/Check on addr:port */
     PROBE_COUNT_NODES, /* ALIVE nodes in the GCS at addr:port */
-    PROBE_DRAIN,       /* DrainNode for the ALIVE node at address `name`, reason `text` */
-    PROBE_FIND_NODE,   /* is there an ALIVE node at address `name`? */
+    PROBE_DRAIN,       /* DrainNode for the ALIVE node named `name` (GcsNodeInfo.node_name), reason `text` */
+    PROBE_FIND_NODE,   /* is there an ALIVE node named `name`? */
     PROBE_CLUSTER_ID,  /* the cluster id, hex, into value */
     PROBE_KV_GET,      /* rayboot's KV key `name` into value */
     PROBE_KV_PUT,      /* rayboot's KV key `name` = `text` */
-    PROBE_DEPARTURE,   /* how the node at address `name` left: its NodeDeathInfo reason */
+    PROBE_DEPARTURE,   /* how the node named `name` left: its NodeDeathInfo reason */
+    PROBE_RAY_VERSION, /* the GCS's Ray version into value; the prober then asks for nodes in the
+                        * form that version understands (gcs.h, enum gcs_nodes_form) */
     /* Issue 20: the prober waits for the head itself (lib/gcswait.c) and answers only with news. */
     PROBE_WAIT_GCS = 64, /* name's GCS at port SERVING, within budget_ms; answers are wait news */
     PROBE_CANCEL,        /* ends the PROBE_WAIT_GCS under way (its last news: GCSWAIT_CANCELLED) */
@@ -32,7 +34,7 @@ enum prober_op {
 /* How a request ended. */
 enum prober_status {
     PROBER_OK = 0,       /* yes / done: the reply's fields hold the answer */
-    PROBER_ABSENT = -1,  /* the GCS answered: no ALIVE node at that address (FIND_NODE, DRAIN), no such key
+    PROBER_ABSENT = -1,  /* the GCS answered: no ALIVE node of that name (FIND_NODE, DRAIN), no such key
                           * (KV_GET); reason says so */
     PROBER_FAILED = -2,  /* not (yet): refused, timed out, not SERVING, malformed...; reason says what */
     PROBER_DIED = -3,    /* the prober itself failed: it died or hung and was killed (the errbuf says how) */
@@ -74,8 +76,8 @@ struct prober_reply {
     char addr[DNS_ADDR_MAX_BYTES]; /* PROBE_RESOLVE */
     long alive;                    /* PROBE_COUNT_NODES */
     long alive_workers;
-    char value[256];               /* PROBE_CLUSTER_ID, PROBE_KV_GET; PROBE_DRAIN: the node id, hex */
-    enum gcs_departure departure;  /* PROBE_DEPARTURE */
+    char value[256];              /* PROBE_CLUSTER_ID, PROBE_KV_GET, PROBE_RAY_VERSION; PROBE_DRAIN: the node id, hex */
+    enum gcs_departure departure; /* PROBE_DEPARTURE */
     char reason[ERRBUF_MAX_BYTES]; /* why not, when status is not OK */
     struct prober_wait_news wait;  /* PROBE_WAIT_GCS's answers; event 0 in every other reply */
 };
@@ -86,11 +88,12 @@ struct prober_request prober_req_resolve(const char *name, long budget_ms);
 struct prober_request prober_req_tcp(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_health(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_nodes(const char *addr, int port, long budget_ms);
-struct prober_request prober_req_find_node(const char *addr, int port, const char *node_ip, long budget_ms);
-struct prober_request prober_req_drain(const char *addr, int port, const char *node_ip, const char *reason,
+struct prober_request prober_req_find_node(const char *addr, int port, const char *node_name, long budget_ms);
+struct prober_request prober_req_drain(const char *addr, int port, const char *node_name, const char *reason,
                                        long long deadline_unix_ms, long budget_ms);
-struct prober_request prober_req_departure(const char *addr, int port, const char *node_ip, long budget_ms);
+struct prober_request prober_req_departure(const char *addr, int port, const char *node_name, long budget_ms);
 struct prober_request prober_req_cluster_id(const char *addr, int port, long budget_ms);
+struct prober_request prober_req_ray_version(const char *addr, int port, long budget_ms);
 struct prober_request prober_req_kv_get(const char *addr, int port, const char *key, long budget_ms);
 struct prober_request prober_req_wait_gcs(const char *name, int port, int rendezvous_port, long timeout_ms, unsigned id,
                                           unsigned long long seed);

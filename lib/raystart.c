@@ -164,6 +164,8 @@ int raystart_build(const struct raystart_input *in, struct strv *argv, struct st
     }
     if (in->node_ip)
         rc |= strv_pushf(argv, "--node-ip-address=%s", in->node_ip);
+    if (in->node_name && in->node_name[0])
+        rc |= strv_pushf(argv, "--node-name=%s", in->node_name);
     if (in->num_cpus > 0)
         rc |= strv_pushf(argv, "--num-cpus=%ld", in->num_cpus);
     if (in->memory_bytes > 0)
@@ -176,4 +178,14 @@ int raystart_build(const struct raystart_input *in, struct strv *argv, struct st
     if (in->user_args && apply_user_args(in, argv, warnings, err) < 0)
         return -1;
     return 0;
+}
+
+const char *raystart_flag_value(const struct strv *argv, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 2; i < argv->len; i++) {
+        if (strncmp(argv->items[i], name, len) == 0 && argv->items[i][len] == '=')
+            return argv->items[i] + len + 1;
+    }
+    return NULL;
 }

@@ -11,6 +11,7 @@ struct raystart_input {
     int head;                        /* 1 for the head, 0 for a worker */
     const char *head_fqdn;           /* workers: --address host */
     const char *node_ip;             /* --node-ip-address, or NULL to let Ray guess */
+    const char *node_name;           /* --node-name, or NULL (Ray then names the node by its IP) */
     int port;                        /* head: --port; workers: --address port */
     int dashboard_port;              /* head only */
     int client_port;                 /* head only */
@@ -24,5 +25,8 @@ struct raystart_input {
  * flags on a worker and --address on a head are dropped with a warning, since Ray aborts or
  * misbehaves on them. The message names RAYBOOT_RAY_START_ARGS. */
 int raystart_build(const struct raystart_input *in, struct strv *argv, struct strv *warnings, struct errbuf *err);
+
+/* The value of --name=value in a built argv, or NULL. */
+const char *raystart_flag_value(const struct strv *argv, const char *name);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "deadline.h"
+#include "gcs.h"
 #include "gcswait.h"
 #include "log.h"
 #include "monotime.h"
@@ -114,6 +115,40 @@ static int on_news(const struct wait_gcs *w, const struct prober_reply *reply, c
     }
 }
 
+void wait_report_ray_version(const char *addr, enum prober_status st, const struct prober_reply *reply)
+{
+    if (st != PROBER_OK) {
+        log_warn("could not read the Ray version of the GCS at %s (%s); taking it for Ray 2.49 or later", addr,
+                 reply ? reply->reason : "the prober failed");
+        return;
+    }
+    switch (gcs_nodes_form_for(reply->value)) {
+    case GCS_NODES_SELECTORS:
+        log_info("the GCS at %s runs Ray %s", addr, reply->value);
+        break;
+    case GCS_NODES_FILTERS:
+        log_info("the GCS at %s runs Ray %s (node lookups in the 2.36-2.48 request form)", addr, reply->value);
+        break;
+    case GCS_NODES_UNFILTERED:
+        log_warn("the GCS at %s runs Ray %s, older than 2.36: every node lookup pulls the whole node table "
+                 "(a cost that grows with the cluster); Ray 2.49 or later is supported best",
+                 addr, reply->value);
+        break;
+    }
+}
+
+/* Once a GCS answers: its Ray version, logged, and the prober then asks for nodes in the form that
+ * version understands (a GCS replaced later is asked again). */
+static enum prober_status learn_ray_version(struct prober *p, const char *addr, int port, long deadline,
+                                            struct errbuf *err)
+{
+    struct prober_reply reply;
+    enum prober_status st = ask(p, prober_req_ray_version(addr, port, 0), deadline, &reply, err);
+    if (st != PROBER_DIED)
+        wait_report_ray_version(addr, st, &reply);
+    return st;
+}
+
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err)
 {
@@ -159,8 +194,13 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         if (reply.wait.event == 0 || reply.wait.id != id)
             continue; /* an earlier wait's late news */
         rc = on_news(w, &reply, addr, err);
-        if (rc == WAIT_READY)
-            return token_taken(p, addr, w->port, deadline, err);
+        if (rc == WAIT_READY) {
+            /* The token first: CheckAlive, which tells the version, is refused without it. */
+            enum wait_result taken = token_taken(p, addr, w->port, deadline, err);
+            if (taken != WAIT_READY)
+                return taken;
+            return learn_ray_version(p, addr, w->port, deadline, err) == PROBER_DIED ? WAIT_PROBER_DIED : WAIT_READY;
+        }
         if (rc != 1)
             return (enum wait_result)rc;
     }

@@ -54,4 +54,9 @@ enum wait_result wait_for_workers(struct prober *p, const char *addr, int port, 
  * returns -1 as soon as that says to give up, 0 after ms otherwise. stop may be NULL. */
 int wait_sleep(long ms, const struct wait_stop *stop);
 
+/* Logs the GCS's Ray version (a PROBE_RAY_VERSION reply; reply may be NULL when the prober
+ * failed), with a warning when it is too old for filtered node lookups or unknown. A GCS that does
+ * not say is taken to be as new as the pinned Ray. */
+void wait_report_ray_version(const char *addr, enum prober_status st, const struct prober_reply *reply);
+
 #endif

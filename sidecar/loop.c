@@ -18,9 +18,13 @@
 #include "raypids.h"
 #include "sidecar.h"
 #include "termlog.h"
+#include "wait.h"
 
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
 #define SIDECAR_RESOLVE_INTERVAL_MS 1000
+/* A GCS that did not say its Ray version is asked again this much later: it may not have been up
+ * yet (the sidecar starts with the pod), and one small RPC this seldom costs nothing. */
+#define SIDECAR_VERSION_RETRY_MS 10000
 /* After SIGTERM, how often to look whether Ray's processes are gone. */
 #define SIDECAR_EXIT_POLL_MS 250
 /* Nothing to do for this long: wake anyway (and run the HTTP server's timers). */
@@ -56,6 +60,7 @@ static void restart_prober(struct sidecar *s, const char *why)
         unwatch(s, s->prober.fd);
     prober_abort(&s->prober);
     s->in_flight = USE_NONE;
+    s->version_addr[0] = '\0';
     if (prober_start(&s->prober, s->root, &err) < 0) {
         log_error("could not start the prober: %s", err.msg);
         return;
@@ -81,11 +86,17 @@ static void send_resolve(struct sidecar *s, long now_ms)
     send_request(s, &req, USE_RESOLVE, now_ms);
 }
 
+static void send_version(struct sidecar *s, long now_ms)
+{
+    struct prober_request req = prober_req_ray_version(s->gcs_addr, s->plan.head_port, 0);
+    send_request(s, &req, USE_VERSION, now_ms);
+}
+
 /* Readiness: a worker's node ALIVE in the GCS; on the head, the GCS SERVING. */
 static void send_ready_check(struct sidecar *s, long now_ms)
 {
     struct prober_request req = s->plan.role == PLAN_ROLE_WORKER
-                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.pod_ip, 0)
+                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.node_name, 0)
                                     : prober_req_health(s->gcs_addr, s->plan.head_port, 0);
     s->next_ready_ms = now_ms + SIDECAR_READY_INTERVAL_MS;
     send_request(s, &req, USE_READY, now_ms);
@@ -107,10 +118,10 @@ static void begin_drain(struct sidecar *s, long now_ms)
     long left_ms = s->drain_budget_ms - (now_ms - s->drain_wanted_ms);
     snprintf(reason, sizeof(reason), "rayboot-sidecar: pod %.40s/%.60s is ending (%.8s): %.90s", s->plan.namespace_,
              s->plan.pod_name, s->drain_trigger, s->disruption);
-    drain_begin(&s->drain, s->gcs_addr, s->plan.head_port, s->plan.pod_ip, reason, left_ms, now_ms);
+    drain_begin(&s->drain, s->gcs_addr, s->plan.head_port, s->plan.node_name, reason, left_ms, now_ms);
     s->drain.started_ms = s->drain_wanted_ms; /* the client waited from its request on */
     s->drains_started++;
-    log_info("draining node %s (%s; %s), up to %.1f s", s->plan.pod_ip, s->drain_trigger, s->disruption,
+    log_info("draining node %s (%s; %s), up to %.1f s", s->plan.node_name, s->drain_trigger, s->disruption,
              (double)left_ms / 1000.0);
 }
 
@@ -119,9 +130,14 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
 {
     struct prober_request req;
     long step_wake;
+    if (s->gcs_addr[0] && strcmp(s->version_addr, s->gcs_addr) != 0 && now_ms >= s->version_retry_ms) {
+        send_version(s, now_ms); /* first: every node lookup after it speaks that version */
+        return;
+    }
     if (s->drain_wanted && !s->reason_pending && s->drain.state == DRAIN_IDLE) {
-        if (!s->plan.pod_ip[0]) {
-            fail_drain(s, "this pod's IP is unknown (set RAYBOOT_POD_IP from status.podIP)", now_ms);
+        if (!s->plan.node_name[0]) {
+            fail_drain(s, "this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_IP from status.podIP)",
+                       now_ms);
             return;
         }
         if (!s->gcs_addr[0]) {
@@ -166,8 +182,8 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
             log_info("ready: %s", s->plan.role == PLAN_ROLE_WORKER ? "this pod's node is ALIVE" : "the GCS is SERVING");
         s->ready = true;
         if (s->plan.role == PLAN_ROLE_WORKER)
-            snprintf(s->ready_reason, sizeof(s->ready_reason), "node %s is ALIVE in the GCS at %s:%d", s->plan.pod_ip,
-                     s->gcs_addr, s->plan.head_port);
+            snprintf(s->ready_reason, sizeof(s->ready_reason), "node %s is ALIVE in the GCS at %s:%d",
+                     s->plan.node_name, s->gcs_addr, s->plan.head_port);
         else
             snprintf(s->ready_reason, sizeof(s->ready_reason), "the GCS at %s:%d is SERVING", s->gcs_addr,
                      s->plan.head_port);
@@ -213,7 +229,18 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         if (before == DRAIN_REQUESTING && reply && reply->status == PROBER_OK) {
             s->drain_accepted = true;
             snprintf(s->node_id, sizeof(s->node_id), "%.56s", reply->value);
-            log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.pod_ip, s->node_id);
+            log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.node_name, s->node_id);
+        }
+        break;
+    case USE_VERSION:
+        if (reply && reply->status == PROBER_OK) {
+            snprintf(s->version_addr, sizeof(s->version_addr), "%s", s->gcs_addr);
+            wait_report_ray_version(s->gcs_addr, PROBER_OK, reply);
+        } else {
+            s->version_retry_ms = now_ms + SIDECAR_VERSION_RETRY_MS;
+            if (!s->version_warned)
+                wait_report_ray_version(s->gcs_addr, reply ? reply->status : PROBER_DIED, reply);
+            s->version_warned = true;
         }
         break;
     case USE_NONE:
@@ -234,21 +261,21 @@ static void report_drain(struct sidecar *s, long now_ms)
         if (d->earlier)
             log_info("%s on the %s (%s)", d->detail, s->drain_trigger, s->disruption);
         else
-            log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.pod_ip,
+            log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.node_name,
                      (double)ms / 1000.0, s->drain_trigger, s->disruption);
         termlog_write(s->envp, "rayboot-sidecar: node drained in %.2f s on %s: %s", (double)ms / 1000.0,
                       s->drain_trigger, s->disruption);
         break;
     case DRAIN_DEADLINE:
         s->drains_deadline++;
-        log_warn("node %s still in the cluster after %.1f s of draining (%s)", s->plan.pod_ip, (double)ms / 1000.0,
+        log_warn("node %s still in the cluster after %.1f s of draining (%s)", s->plan.node_name, (double)ms / 1000.0,
                  s->disruption);
         termlog_write(s->envp, "rayboot-sidecar: drain not finished within its deadline on %s: %s", s->drain_trigger,
                       s->disruption);
         break;
     case DRAIN_FAILED:
         s->drains_failed++;
-        log_warn("could not drain node %s: %s", s->plan.pod_ip, d->detail);
+        log_warn("could not drain node %s: %s", s->plan.node_name, d->detail);
         termlog_write(s->envp, "rayboot-sidecar: no drain on %s (%s): %s", s->drain_trigger, d->detail, s->disruption);
         break;
     }

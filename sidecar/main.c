@@ -286,7 +286,8 @@ int main(int argc, char **argv)
     }
     log_info("serving on port %d: /healthz /readyz /metrics; drain on %s:%d; %s %s, GCS %s:%d, node %s",
              http_bound_port(s.http), SIDECAR_DRAIN_ADDRESS, s.drain_port, plan_role_name(s.plan.role), s.plan.pod_name,
-             s.plan.head_fqdn, s.plan.head_port, s.plan.pod_ip[0] ? s.plan.pod_ip : "(unknown: set RAYBOOT_POD_IP)");
+             s.plan.head_fqdn, s.plan.head_port,
+             s.plan.node_name[0] ? s.plan.node_name : "(unknown: set RAYBOOT_POD_IP)");
     rc = sidecar_loop(&s) == 0 ? EXIT_OK : EXIT_SOFTWARE;
     teardown(&s);
     return rc;

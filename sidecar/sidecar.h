@@ -27,7 +27,7 @@
 
 struct http_server;
 
-enum sidecar_prober_use { USE_NONE, USE_RESOLVE, USE_READY, USE_DRAIN };
+enum sidecar_prober_use { USE_NONE, USE_RESOLVE, USE_READY, USE_DRAIN, USE_VERSION };
 
 struct sidecar {
     const char *const *envp;
@@ -46,6 +46,13 @@ struct sidecar {
     long prober_deadline_ms;
     char gcs_addr[DNS_ADDR_MAX_BYTES]; /* the head's address, "" until resolved */
     long resolved_ms;
+    /* The GCS address whose Ray version the prober knows (PROBE_RAY_VERSION), "" when none:
+     * asked again for a new address, or for a new prober (which starts from the newest request
+     * form). A failed ask (the GCS not up yet, or not saying) is made again at version_retry_ms;
+     * its warning is logged once. */
+    char version_addr[DNS_ADDR_MAX_BYTES];
+    long version_retry_ms;
+    bool version_warned;
 
     bool ready;
     char ready_reason[ERRBUF_MAX_BYTES];

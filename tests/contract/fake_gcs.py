@@ -8,6 +8,7 @@ import grpc
 
 HEALTH = "/grpc.health.v1.Health/Check"
 CLUSTER_ID = "/ray.rpc.NodeInfoGcsService/GetClusterId"
+CHECK_ALIVE = "/ray.rpc.NodeInfoGcsService/CheckAlive"
 ALL_NODES = "/ray.rpc.NodeInfoGcsService/GetAllNodeInfo"
 DRAIN = "/ray.rpc.autoscaler.AutoscalerStateService/DrainNode"
 KV_GET = "/ray.rpc.InternalKVGcsService/InternalKVGet"
@@ -65,12 +66,24 @@ def parse(data: bytes) -> dict:
 
 
 class Node:
-    def __init__(self, ip: str, head: bool = False, node_id: bytes = None):
+    """name: GcsNodeInfo.node_name, `ray start --node-name` (Ray's default: the node's IP)."""
+
+    def __init__(self, ip: str, head: bool = False, node_id: bytes = None, name: str = None):
         self.ip, self.head, self.alive = ip, head, True
+        self._name = name
         self.node_id = node_id or bytes(range(28))
 
+    @property
+    def name(self) -> str:
+        """Follows ip (a test that moves a node moves its default name) unless given."""
+        return self._name if self._name is not None else self.ip
+
+    @name.setter
+    def name(self, value: str):
+        self._name = value
+
     def encode(self) -> bytes:
-        out = field_bytes(1, self.node_id) + field_bytes(2, self.ip.encode())
+        out = field_bytes(1, self.node_id) + field_bytes(2, self.ip.encode()) + field_bytes(12, self.name.encode())
         if not self.alive:
             out += field_varint(7, 1)
         if self.head:
@@ -83,10 +96,16 @@ class FakeGcs:
         """host: the loopback address to listen on ("::1" for IPv6)."""
         self.serving = True
         self.cluster_id = b"\x01" * 28
-        self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28)]
+        self.ray_version = "2.60.0"  # CheckAliveReply.ray_version; None: the method is unknown
+        # The head as rayboot names it in the contract pod (HOSTNAME pod-0; its /etc/hosts line is
+        # loopback, so no pod IP): a worker told RAYBOOT_POD_IP=127.0.0.1 is another node.
+        self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28, name="pod-0")]
         self.kv = {}
         self.calls = []
         self.drain_removes_node = True
+        # False: answer GetAllNodeInfo with every node whatever the request selects, as a GCS that
+        # does not know node_selectors would (rayboot must still check each node's name).
+        self.honour_selector = True
         self.lock = threading.Lock()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([_Handler(self)])
@@ -100,15 +119,42 @@ class FakeGcs:
         with self.lock:
             return [m for m, _ in self.calls]
 
+    def old_ray(self) -> tuple:
+        major, minor = (int(x) for x in (self.ray_version or "2.60").split(".")[:2])
+        return (major, minor) < (2, 49), (major, minor) < (2, 36)
+
+    def nodes_answered(self, request: bytes) -> list:
+        """GetAllNodeInfo as the GCS of self.ray_version reads the request: 2.49+ node_selectors
+        (2) {node_name (2), node_ip_address (3)} and state_filter (3); 2.36-2.48 limit (3) and
+        filters (4) {state (2), node_name (3)}; older: nothing (every node, whatever was sent).
+        This fake lists ALIVE nodes only."""
+        req = parse(request)
+        nodes = [n for n in self.nodes if n.alive]
+        before_249, before_236 = self.old_ray()
+        if not self.honour_selector or before_236:
+            return nodes
+        if before_249:
+            for f in [parse(b) for b in req.get(4, [])]:
+                nodes = [n for n in nodes if f.get(2, [0])[0] == 0 and f.get(3, [n.name.encode()])[0] == n.name.encode()]
+            return nodes[:req[3][0]] if 3 in req else nodes
+        if req.get(3, [0])[0] != 0:
+            return []  # state_filter: DEAD
+        selectors = [parse(b) for b in req.get(2, [])]
+        return [n for n in nodes if not selectors or any(
+            s.get(2, [n.name.encode()])[0] == n.name.encode() and s.get(3, [n.ip.encode()])[0] == n.ip.encode()
+            for s in selectors)]
+
     def answer(self, method: str, request: bytes, context):
         with self.lock:
             self.calls.append((method, request))
             if method == HEALTH:
                 return field_varint(1, 1 if self.serving else 2)
+            if method == CHECK_ALIVE and self.ray_version is not None:
+                return field_bytes(2, self.ray_version.encode())
             if method == CLUSTER_ID:
                 return field_bytes(2, self.cluster_id)
             if method == ALL_NODES:
-                return b"".join(field_bytes(2, n.encode()) for n in self.nodes if n.alive)
+                return b"".join(field_bytes(2, n.encode()) for n in self.nodes_answered(request))
             if method == DRAIN:
                 req = parse(request)
                 if self.drain_removes_node:

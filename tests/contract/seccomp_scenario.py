@@ -112,6 +112,7 @@ def setup(scenario: str, workdir: pathlib.Path):
         # 4,000 records do not fit a UDP answer: it comes truncated, and c-ares asks over TCP.
         dns = FakeDns("gcs.test", addresses=records if many else ["127.0.0.1"], host="127.0.0.1")
         gcs = FakeGcs()
+        gcs.nodes.append(Node("127.0.0.1", node_id=b"\x05" * 28))  # this worker's node (the head is pod-0)
         env.update(worker, RAYBOOT_ROOT=str(pod_root(workdir, "127.0.0.1")),
                    RAYBOOT_HEAD_ADDRESS=f"gcs.test:{gcs.port}")
         return [dns, gcs], env, [], None

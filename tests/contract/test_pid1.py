@@ -300,6 +300,41 @@ def test_worker_drains_its_node_on_sigterm(run, gcs, tmp_path):
     assert "left the cluster" in r.stderr
 
 
+@pytest.mark.parametrize("version, form", [("2.60.0", "selectors"), ("2.40.0", "filters"), ("2.30.0", "unfiltered"),
+                                           (None, "selectors")], ids=["2.60", "2.40", "2.30", "no-version"])
+def test_node_lookups_speak_the_gcs_ray_version(run, gcs, tmp_path, version, form):
+    """The GCS's Ray version is read once (CheckAlive) and logged; node lookups use the request
+    form that version reads (2.36-2.48: field 3 is a limit, so state_filter = ALIVE there would
+    list no node at all), and the drain still finds this pod's node among the others."""
+    from fake_gcs import CHECK_ALIVE, Node
+    gcs.ray_version = version
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes.append(Node("10.0.0.9", node_id=b"\x43" * 28))
+    r = run(worker_env(gcs.port))
+    r.wait_for_log("started ray")
+    ray_started(tmp_path)
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(15) == 0, r.stderr
+    assert gcs.methods().count(CHECK_ALIVE) == 1, gcs.methods()
+    if version:
+        assert f"the GCS at 127.0.0.1 runs Ray {version}" in r.stderr, r.stderr
+    else:
+        assert "could not read the Ray version of the GCS at 127.0.0.1" in r.stderr, r.stderr
+    assert ("older than 2.36: every node lookup pulls the whole node table" in r.stderr) == (form == "unfiltered")
+    drains = [parse(req) for method, req in gcs.calls if method == DRAIN]
+    assert [d[1] for d in drains] == [[b"\x42" * 28]], gcs.methods()
+    looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
+    assert looks, gcs.methods()
+    for look in looks:
+        if form == "selectors":
+            assert parse(look[2][0]) == {2: [b"127.0.0.1"]} and look[3] in ([0], [1]), look
+        elif form == "filters":
+            assert 3 not in look and parse(look[4][0])[3] == [b"127.0.0.1"], look
+        else:
+            assert look == {}, look
+    assert "left the cluster" in r.stderr, r.stderr
+
+
 def test_ray_dying_under_the_command_stops_it(run, gcs):
     r = run(head_env(gcs, FAKE_RAY_MODE="exit:0"), ["--", PY, "-c", "import time; time.sleep(60)"])
     code = r.wait(30)

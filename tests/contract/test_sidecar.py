@@ -41,14 +41,67 @@ def test_readyz_tracks_the_node(sidecar, gcs, worker_node):
     assert s.get("/healthz") == (200, "ok\n")
     eventually(lambda: s.get("/readyz")[0] == 200)
     assert NODE_IP in s.get("/readyz")[1]
-    # The readiness look asks for this node only (node_selectors.node_ip_address), not the cluster.
+    # The readiness look asks for this node only (node_selectors.node_name: its pod IP, Ray's own
+    # default name), not the cluster.
     with gcs.lock:
         looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
-    assert parse(looks[-1][2][0])[3] == [NODE_IP.encode()]
+    assert parse(looks[-1][2][0]) == {2: [NODE_IP.encode()]}
     worker_node.alive = False
     code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
-    assert "no ALIVE node with address 10.9.9.9" in body
+    assert "no ALIVE node named 10.9.9.9" in body
     assert "rayboot_sidecar_ready 0" in s.get("/metrics")[1]
+
+
+def test_without_a_pod_ip_the_node_is_found_by_hostname(sidecar, gcs, tmp_path):
+    """Outside Kubernetes (a VM, docker run) nothing gives the pod IP: rayboot names the node by
+    the hostname, and the sidecar finds it by that name, whatever address Ray registered."""
+    gcs.nodes.append(Node("192.168.50.4", node_id=NODE_ID, name="ray-job-worker-1"))
+    s = sidecar({"RAYBOOT_POD_IP": ""})
+    assert "node ray-job-worker-1" in s.stderr
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    assert "node ray-job-worker-1 is ALIVE" in s.get("/readyz")[1]
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0 and answer["outcome"] == "left" and answer["node_id"] == NODE_ID.hex(), err
+
+
+def test_a_gcs_that_ignores_the_selector_does_not_misdirect_the_drain(sidecar, gcs):
+    """Every node comes back, one at this pod's address under another name first: only the node
+    named as this pod's is drained."""
+    gcs.honour_selector = False
+    gcs.nodes.append(Node(NODE_IP, node_id=b"\x66" * 28, name="someone-else"))
+    gcs.nodes.append(Node("10.1.1.1", node_id=NODE_ID, name=NODE_IP))
+    s = sidecar()
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0 and answer["node_id"] == NODE_ID.hex(), err
+    (req,) = drain_requests(gcs)
+    assert req[1] == [NODE_ID]
+
+
+@pytest.mark.parametrize("version", ["2.40.0", "2.30.0", None])
+def test_readyz_and_drain_speak_the_gcs_ray_version(sidecar, gcs, worker_node, version):
+    """The sidecar asks the GCS's Ray version once before any node lookup and then uses the
+    request form that version reads: on 2.36-2.48 the 2.49 form's state_filter would be read as
+    `limit: 0` and the node never found, so the pod never Ready."""
+    from fake_gcs import CHECK_ALIVE
+    gcs.ray_version = version
+    gcs.nodes.append(Node("10.0.0.9", node_id=b"\x43" * 28))
+    s = sidecar()
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    code, answer, err = s.drain("--deadline=5")
+    assert code == 0 and answer["node_id"] == NODE_ID.hex(), err
+    methods = gcs.methods()
+    # Once, before the first lookup; a GCS that did not say is asked again only every 10 s.
+    assert methods.count(CHECK_ALIVE) == 1 and methods.index(CHECK_ALIVE) < methods.index(ALL_NODES), methods
+    if version:
+        assert f"runs Ray {version}" in s.stderr, s.stderr
+    else:
+        assert "could not read the Ray version" in s.stderr, s.stderr
+    with gcs.lock:
+        looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
+    if version == "2.40.0":
+        assert all(3 not in look and parse(look[4][0])[3] == [NODE_IP.encode()] for look in looks), looks
+    elif version == "2.30.0":
+        assert all(look == {} for look in looks), looks
 
 
 def test_head_readyz_follows_gcs_health(sidecar, gcs):
@@ -134,7 +187,7 @@ def test_drain_of_unknown_node_is_refused_with_reason(sidecar, gcs):
     code, answer, err = s.drain("--deadline=3")
     assert code == 1, err
     assert answer["accepted"] is False and answer["outcome"] == "failed"
-    assert "no ALIVE node with address 10.9.9.9" in answer["detail"]
+    assert "no ALIVE node named 10.9.9.9" in answer["detail"]
 
 
 def test_failed_drain_is_retried_and_readiness_comes_back(sidecar, gcs):

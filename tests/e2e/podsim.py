@@ -13,6 +13,9 @@ cluster.
 - DNS: a pod's A record exists only while the pod is Ready (a headless Service without
   publishNotReadyAddresses), or, for LeaderWorkerSet's and JobSet's Services (which publish
   not-ready addresses), while it runs; names that do not exist answer NXDOMAIN.
+- Hosts outside any pod (`Hosts`: a VM, `docker run`, a hostNetwork pod): the same namespaces,
+  but no Kubernetes variables, no DNS name, no HOSTNAME variable (the program reads the UTS
+  hostname), and an /etc/hosts of loopback lines only.
 - Operations: create the whole job at once (gang scheduling), mark Ready, delete with a grace
   period (SIGTERM to PID 1, SIGKILL at the end), re-create under the same name with a new IP,
   exec inside a pod, drop packets, stop and restart DNS. Teardown kills by PID and deletes every
@@ -184,6 +187,10 @@ class Cluster:
         if manifest["apiVersion"] == "jobset.x-k8s.io/v1alpha2":
             return JobSet(self, manifest)
         return Job(self, manifest)
+
+    def hosts(self, machines: dict) -> "Hosts":
+        """Machines outside Kubernetes, started with start() like a job's pods; see Hosts."""
+        return Hosts(self, machines)
 
     def _new_pod_network(self):
         host = self.next_host
@@ -456,6 +463,44 @@ class JobSet(Job):
 
 
 
+class Hosts(Job):
+    """Machines outside any pod: a VM, `docker run`, a hostNetwork pod. machines: {hostname:
+    {"command": argv, "env": {K: V}, "hosts": extra /etc/hosts lines (e.g. Debian's
+    "127.0.1.1 <hostname>"), "grace": seconds}}. Each is a Host: its own network namespace with a
+    non-loopback address on the cluster bridge, its UTS hostname and PID 1, and nothing from
+    Kubernetes: no KUBERNETES_* or HOSTNAME variable, no DNS name, an /etc/hosts that never gives
+    its address. Nothing tells the program its address; Ray finds it by the default route."""
+
+    def __init__(self, cluster: Cluster, machines: dict):
+        self.cluster = cluster
+        self.name, self.namespace, self.plugins, self.hosts, self.pods = "hosts", "default", {}, {}, {}
+        self.tasks = []
+        for hostname, m in machines.items():
+            container = {"name": "main", "command": list(m["command"]),
+                         "env": [{"name": k, "value": str(v)} for k, v in m.get("env", {}).items()]}
+            task = {"name": hostname, "replicas": 1, "hosts": m.get("hosts", []),
+                    "template": {"spec": {"terminationGracePeriodSeconds": m.get("grace", 30),
+                                          "containers": [container]}}}
+            self.tasks.append(task)
+            host = Host(self, task, 0)
+            self.pods[hostname] = host
+            cluster.pods.append(host)
+
+    def pod_identity(self, task: dict, index: int):
+        return task["name"], task["name"], "none"
+
+    def pod_env(self, pod: "Pod") -> dict:
+        return {}
+
+    def start(self, ready=False):
+        """No DNS name for any of them (ready only ever publishes one)."""
+        for host in self.pods.values():
+            host.start(ready=False)
+
+    def pod(self, hostname: str) -> "Host":
+        return self.pods[hostname]
+
+
 class Pod:
     def __init__(self, job: Job, task: dict, index: int):
         self.job, self.task, self.index = job, task["name"], index
@@ -678,6 +723,33 @@ class Pod:
 
     def allow_packets(self):
         run("ip", "netns", "exec", self.ns, "nft", "delete", "table", "inet", "rbdrop", check=False)
+
+
+class Host(Pod):
+    """One machine of Hosts."""
+
+    def __init__(self, job: Hosts, task: dict, index: int):
+        super().__init__(job, task, index)
+        self.fqdn = None  # no DNS name
+        self.hosts_lines = task["hosts"]
+
+    def env(self, container=None) -> dict:
+        env = {k: v for k, v in super().env(container).items() if not k.startswith("KUBERNETES_")}
+        env.pop("HOSTNAME")  # a VM's init gives none; the program asks the kernel (gethostname)
+        return env
+
+    def _write_files(self):
+        upper = self.dir / f"etc-upper-{self.incarnation}"
+        work = self.dir / f"etc-work-{self.incarnation}"
+        upper.mkdir(parents=True)
+        work.mkdir(parents=True)
+        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback", *self.hosts_lines]
+        (upper / "hosts").write_text("".join(f"{line}\n" for line in lines))
+        (upper / "resolv.conf").write_text(f"nameserver {self.cluster.bridge_ip}\n")
+        return upper, work
+
+    def mark_ready(self):
+        raise AssertionError("a host outside Kubernetes has no readiness and no DNS name")
 
 
 class Container:

@@ -60,12 +60,12 @@ static void test_drain_then_watch_until_gone(void **state)
     drain_reply(&d, 1600, &r);
     assert_int_equal(d.state, DRAIN_WATCHING);
     /* The status says "gone", never the reason's text. */
-    r = answer(PROBER_FAILED, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    r = answer(PROBER_FAILED, "", "no ALIVE node named 10.0.0.7 in the GCS");
     drain_reply(&d, 1650, &r);
     assert_int_equal(d.state, DRAIN_WATCHING);
     drain_reply(&d, 1700, NULL);
     assert_int_equal(d.state, DRAIN_WATCHING);
-    r = answer(PROBER_ABSENT, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    r = answer(PROBER_ABSENT, "", "no ALIVE node named 10.0.0.7 in the GCS");
     drain_reply(&d, 2000, &r);
     assert_int_equal(d.state, DRAIN_DONE);
     assert_int_equal(d.outcome, DRAIN_LEFT);
@@ -77,7 +77,7 @@ static void test_refused_drain_fails(void **state)
 {
     struct drain d;
     struct prober_request req;
-    struct prober_reply r = answer(PROBER_FAILED, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    struct prober_reply r = answer(PROBER_FAILED, "", "no ALIVE node named 10.0.0.7 in the GCS");
     long wake;
     (void)state;
     drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 10000, 0);
@@ -85,7 +85,7 @@ static void test_refused_drain_fails(void **state)
     drain_reply(&d, 5, &r);
     assert_int_equal(d.state, DRAIN_DONE);
     assert_int_equal(d.outcome, DRAIN_FAILED);
-    assert_string_equal(d.detail, "no ALIVE node with address 10.0.0.7 in the GCS");
+    assert_string_equal(d.detail, "no ALIVE node named 10.0.0.7 in the GCS");
 }
 
 static void test_deadline(void **state)
@@ -114,7 +114,7 @@ static void test_deadline(void **state)
 static void drain_gone_node(struct drain *d, const struct prober_reply *how)
 {
     struct prober_request req;
-    struct prober_reply r = answer(PROBER_ABSENT, "", "no ALIVE node with address 10.0.0.7 in the GCS");
+    struct prober_reply r = answer(PROBER_ABSENT, "", "no ALIVE node named 10.0.0.7 in the GCS");
     long wake;
     drain_begin(d, "10.0.0.1", 6379, "10.0.0.7", "evicted", 10000, 1000);
     assert_int_equal(drain_step(d, 1000, &req, &wake), DRAIN_NEXT_ASK);
@@ -146,7 +146,7 @@ static void test_node_drained_before(void **state)
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "not drained (UNEXPECTED_TERMINATION)"));
 
-    r = answer(PROBER_FAILED, "", "no DEAD node with address 10.0.0.7 in the GCS");
+    r = answer(PROBER_FAILED, "", "no DEAD node named 10.0.0.7 in the GCS");
     drain_gone_node(&d, &r);
     assert_int_equal(d.outcome, DRAIN_FAILED);
     assert_non_null(strstr(d.detail, "no ALIVE node"));

@@ -71,6 +71,26 @@ static void test_lookup_addr(void **state)
     assert_int_equal(hosts_lookup_addr(kubelet, "localhost", addr, 3), -1); /* no address fits */
 }
 
+/* A host's own address is never a loopback line's: Debian's "127.0.1.1 myvm", Docker's
+ * "127.0.0.1 localhost" and ::1 lines are skipped, a later real line found. */
+static void test_own_addr_skips_loopback(void **state)
+{
+    char addr[64];
+    (void)state;
+    assert_int_equal(hosts_lookup_own_addr("127.0.0.1\tlocalhost\n127.0.1.1\tmyvm.lan myvm\n::1\tmyvm\n", "myvm", addr,
+                                           sizeof(addr)),
+                     -1);
+    assert_int_equal(hosts_lookup_own_addr("127.0.0.1 w\n::ffff:127.0.0.1 w\n172.17.0.3\tw\n", "w", addr, sizeof(addr)),
+                     0);
+    assert_string_equal(addr, "172.17.0.3");
+    assert_int_equal(hosts_lookup_own_addr("fd00::5 w\n", "w", addr, sizeof(addr)), 0);
+    assert_string_equal(addr, "fd00::5");
+    assert_int_equal(hosts_lookup_own_addr("128.0.0.1 w\n", "w", addr, sizeof(addr)), 0);
+    /* The plain lookup still answers loopback (other names resolve there). */
+    assert_int_equal(hosts_lookup_addr("127.0.1.1\tmyvm\n", "myvm", addr, sizeof(addr)), 0);
+    assert_string_equal(addr, "127.0.1.1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -79,6 +99,7 @@ int main(void)
         cmocka_unit_test(test_layout_variants),
         cmocka_unit_test(test_needs_both_names),
         cmocka_unit_test(test_lookup_addr),
+        cmocka_unit_test(test_own_addr_skips_loopback),
     };
     return cmocka_run_group_tests_name("hosts", tests, NULL, NULL);
 }

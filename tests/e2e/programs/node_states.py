@@ -1,4 +1,4 @@
-"""Prints every node the GCS knows as `ip state death_reason role node_id` lines, straight from
+"""Prints every node the GCS knows as `ip state death_reason role node_id node_name` lines, straight from
 GetAllNodeInfo, so tests can tell a drained node from one that died.
 
 Usage: node_states.py [GCS_ADDRESS [--watch | --follow]]   (default 127.0.0.1:6379, run inside
@@ -42,7 +42,8 @@ def lines():
         reasons = node.death_info.DESCRIPTOR.enum_types_by_name["Reason"].values_by_number
         reason = reasons[node.death_info.reason].name if node.HasField("death_info") else "-"
         role = "head" if node.is_head_node else "worker"
-        yield node.node_id.hex(), f"{node.node_manager_address} {state} {reason} {role} {node.node_id.hex()}"
+        yield node.node_id.hex(), (f"{node.node_manager_address} {state} {reason} {role} {node.node_id.hex()} "
+                                   f"{node.node_name or '-'}")
 
 
 if not watch:
