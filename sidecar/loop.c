@@ -173,6 +173,15 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
     }
 }
 
+/* A refused token is a configuration error: said once, loudly, whichever request met it. */
+static void note_token_refused(struct sidecar *s, const struct prober_reply *reply)
+{
+    bool refused = reply && reply->status == PROBER_UNAUTHENTICATED;
+    if (refused && !s->token_refused)
+        log_error("%s", reply->reason);
+    s->token_refused = refused;
+}
+
 static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
 {
     s->ready_checked = true;
@@ -189,9 +198,7 @@ static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
                      s->plan.head_port);
         return;
     }
-    if (reply && reply->status == PROBER_UNAUTHENTICATED && !s->token_refused)
-        log_error("%s", reply->reason); /* a configuration error: said once, loudly */
-    s->token_refused = reply && reply->status == PROBER_UNAUTHENTICATED;
+    note_token_refused(s, reply);
     if (s->ready)
         log_info("not ready any more: %s", reply ? reply->reason : "the prober failed");
     s->ready = false;
@@ -238,6 +245,10 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
             wait_report_ray_version(s->gcs_addr, PROBER_OK, reply);
         } else {
             s->version_retry_ms = now_ms + SIDECAR_VERSION_RETRY_MS;
+            if (reply && reply->status == PROBER_UNAUTHENTICATED) {
+                note_token_refused(s, reply); /* the token is what is wrong, not the version */
+                break;
+            }
             if (!s->version_warned)
                 wait_report_ray_version(s->gcs_addr, reply ? reply->status : PROBER_DIED, reply);
             s->version_warned = true;
