@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dnsname.h"
@@ -63,4 +65,24 @@ int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port
         return errbuf_set(err, "'%s' is not a valid host name", host);
     }
     return port_parse(colon + 1, port, err);
+}
+
+int address_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, socklen_t *len, struct errbuf *err)
+{
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    memset(ss, 0, sizeof(*ss));
+    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        *len = sizeof(*v4);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *len = sizeof(*v6);
+        return 0;
+    }
+    return errbuf_set(err, "bad address %s", addr);
 }

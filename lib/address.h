@@ -3,6 +3,7 @@
 #define RAYBOOT_ADDRESS_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "errbuf.h"
 
@@ -15,5 +16,9 @@ int port_parse(const char *text, int *port, struct errbuf *err);
 /* "host:port" or "[ipv6]:port"; a trailing dot on the host is dropped. host receives the name
  * (without brackets). The message does not repeat text: the caller names the variable. */
 int address_parse(const char *text, char host[ADDRESS_HOST_MAX_BYTES], int *port, struct errbuf *err);
+
+/* A numeric IPv4 or IPv6 address and a port as the socket calls take them; -1 with a message when
+ * addr is not numeric (the prober and the rendezvous connect to addresses DNS gave, never names). */
+int address_sockaddr(const char *addr, int port, struct sockaddr_storage *ss, socklen_t *len, struct errbuf *err);
 
 #endif

@@ -11,8 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-
+#include "address.h"
 #include "deadline.h"
 #include "monotime.h"
 #include "rdvmsg.h"
@@ -258,18 +257,8 @@ static int rdv_connect(struct rdv_conn *c, const char *addr, int port, long now_
 {
     struct sockaddr_storage ss;
     socklen_t len;
-    memset(&ss, 0, sizeof(ss));
-    if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-        ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
-        len = sizeof(struct sockaddr_in);
-    } else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-        ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
-        len = sizeof(struct sockaddr_in6);
-    } else {
-        return errbuf_set(err, "bad address %s", addr);
-    }
+    if (address_sockaddr(addr, port, &ss, &len, err) < 0)
+        return -1;
     rdv_close(c);
     c->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0)

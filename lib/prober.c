@@ -15,8 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-
+#include "address.h"
 #include "deadline.h"
 #include "gcs.h"
 #include "gcswait.h"
@@ -43,18 +42,8 @@ static int tcp_probe(const char *addr, int port, long timeout_ms, struct errbuf 
     struct pollfd pfd;
     int fd, sock_err = 0, rc;
 
-    memset(&ss, 0, sizeof(ss));
-    if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-        ((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
-        len = sizeof(struct sockaddr_in);
-    } else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-        ((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
-        len = sizeof(struct sockaddr_in6);
-    } else {
-        return errbuf_set(err, "bad address %s", addr);
-    }
+    if (address_sockaddr(addr, port, &ss, &len, err) < 0)
+        return -1;
     fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return errbuf_set(err, "socket: %s", strerror(errno));

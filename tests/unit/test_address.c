@@ -7,6 +7,9 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "address.h"
 
 static void test_port_accepts_range_ends(void **state)
@@ -77,13 +80,33 @@ static void test_address_errors_say_what_is_wrong(void **state)
     }
 }
 
+/* Numeric addresses become what connect() takes, port in network order; a name is refused. */
+static void test_sockaddr_numeric_only(void **state)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    struct errbuf err;
+    (void)state;
+    assert_int_equal(address_sockaddr("10.1.2.3", 6379, &ss, &len, &err), 0);
+    assert_int_equal(ss.ss_family, AF_INET);
+    assert_int_equal(len, sizeof(struct sockaddr_in));
+    assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 6379);
+    assert_int_equal(ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr), 0x0a010203);
+    assert_int_equal(address_sockaddr("fd00::7", 8079, &ss, &len, &err), 0);
+    assert_int_equal(ss.ss_family, AF_INET6);
+    assert_int_equal(len, sizeof(struct sockaddr_in6));
+    assert_int_equal(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 8079);
+    assert_int_equal(((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr[15], 7);
+    assert_int_equal(address_sockaddr("head.ns.svc", 6379, &ss, &len, &err), -1);
+    assert_non_null(strstr(err.msg, "head.ns.svc"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_port_accepts_range_ends),
-        cmocka_unit_test(test_port_rejects_garbage),
-        cmocka_unit_test(test_address_host_port),
-        cmocka_unit_test(test_address_errors_say_what_is_wrong),
+        cmocka_unit_test(test_port_accepts_range_ends), cmocka_unit_test(test_port_rejects_garbage),
+        cmocka_unit_test(test_address_host_port),       cmocka_unit_test(test_address_errors_say_what_is_wrong),
+        cmocka_unit_test(test_sockaddr_numeric_only),
     };
     return cmocka_run_group_tests_name("address", tests, NULL, NULL);
 }
