@@ -40,13 +40,10 @@ static int seconds(const char *const *envp, const char *name, long *ms, struct e
 static int port_number(const char *const *envp, const char *name, int *port, struct errbuf *err)
 {
     const char *v = env_lookup_nonempty(envp, name);
-    char *end;
     long n;
     if (!v)
         return 0;
-    errno = 0;
-    n = strtol(v, &end, 10);
-    if (errno || end == v || *end || n < 0 || n > 65535 || !isdigit((unsigned char)v[0]))
+    if (env_parse_count(v, 65535, &n) < 0)
         return errbuf_set(err, "%s=%.40s: expected a port number, 1 to 65535 (0: off)", name, v);
     *port = (int)n;
     return 0;

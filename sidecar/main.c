@@ -119,15 +119,12 @@ static int parse_cli(int argc, char **argv, const char *const *envp, struct side
 static int parse_port(const char *const *envp, const char *name, int fallback, int *port, struct errbuf *err)
 {
     const char *text = env_lookup_nonempty(envp, name);
-    char *end;
     long v;
     *port = fallback;
     if (!text)
         return 0;
-    errno = 0;
-    v = strtol(text, &end, 10);
     /* 0 asks for any free port: tests run many sidecars on one loopback. */
-    if (errno || end == text || *end || v < 0 || v > 65535)
+    if (env_parse_count(text, 65535, &v) < 0)
         return errbuf_set(err, "%s=%.40s: expected a port number (1-65535)", name, text);
     *port = (int)v;
     return 0;
