@@ -39,6 +39,7 @@ struct pod {
     bool job_finished;    /* the head's command is done (head: ran it; worker: read it in the GCS) */
     bool drained;         /* SIGTERM's drain finished: the node left the cluster */
     long kill_at_ms;      /* SIGKILL whatever is left at this time (0: not yet set) */
+    long ray_kill_at_ms;  /* SIGKILL ray start's group alone at this time (0: not set) */
     int exit_code;
 
     char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */

@@ -21,6 +21,11 @@
 
 /* Ray's own SIGTERM handling stops its daemons within a few seconds. */
 #define RAY_STOP_TIMEOUT_MS 15000
+/* How long `ray start` gets after SIGTERM once its node has left the cluster. A drained node
+ * has nothing left to hand over, and Ray 2.60's `ray start --block` sometimes never exits on
+ * SIGTERM once its drained raylet is gone (its main thread blocked on a lock, the raylet an
+ * unreaped zombie): without this bound the pod sat out its whole grace period and was killed. */
+#define DRAINED_RAY_STOP_TIMEOUT_MS 5000
 /* How long the user's command gets between SIGTERM and SIGKILL when Ray dies under it. */
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
@@ -108,7 +113,21 @@ static void shut_down(struct pod *pod)
     }
     pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, pod->drained ? "node drained" : "stopped without a drain");
     pod_stop_ray(pod, started + budget - monotime_ms());
+    if (pod->drained && pod->ray_pid > 0 && pod->kill_at_ms - monotime_ms() > DRAINED_RAY_STOP_TIMEOUT_MS)
+        pod->ray_kill_at_ms = monotime_ms() + DRAINED_RAY_STOP_TIMEOUT_MS;
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);
+}
+
+/* ray start, SIGTERMed after its node was drained, has not exited in time: only it and its
+ * daemons are killed; the command (a head's) keeps the rest of its grace period. */
+static void kill_drained_ray(struct pod *pod)
+{
+    pod->ray_kill_at_ms = 0;
+    if (pod->ray_pid <= 0)
+        return;
+    log_warn("ray start did not exit within %.1f s of SIGTERM although its node was drained: killing it",
+             (double)DRAINED_RAY_STOP_TIMEOUT_MS / 1000.0);
+    proc_signal_group(pod->ray_pid, SIGKILL);
 }
 
 /* Waits (bounded) until no worker is ALIVE: they leave once they read the "finished" key. The
@@ -312,6 +331,12 @@ int supervise(struct pod *pod)
             kill_everything(pod);
             continue;
         }
+        if (pod->ray_kill_at_ms && now >= pod->ray_kill_at_ms) {
+            kill_drained_ray(pod);
+            continue;
+        }
+        if (pod->ray_kill_at_ms && pod->ray_kill_at_ms - now < timeout)
+            timeout = pod->ray_kill_at_ms - now;
         if (pod->kill_at_ms && pod->kill_at_ms - now < timeout)
             timeout = pod->kill_at_ms - now;
         if (pod->plan.role == PLAN_ROLE_WORKER && !pod->stopping && pod->next_monitor_ms - now < timeout)

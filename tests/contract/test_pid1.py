@@ -381,6 +381,25 @@ def test_termination_log_after_a_drained_eviction(run, gcs, tmp_path):
     assert log.read_text() == "rayboot: SIGTERM: node drained; Ray stopped (exit 0)\n"
 
 
+def test_ray_stuck_after_its_node_was_drained_is_killed_without_the_whole_grace(run, gcs, tmp_path):
+    """Ray 2.60's `ray start --block` sometimes never exits on SIGTERM once its drained raylet is
+    gone: with the node drained, rayboot kills it after 5 s instead of sitting out the grace period
+    (30 s here), and the eviction still ends as a drained one."""
+    from fake_gcs import Node
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes[0].ip = "10.0.0.1"
+    r = run(worker_env(gcs.port, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"))
+    r.wait_for_log("started ray")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(40) == 0, r.stderr
+    took = time.monotonic() - t0
+    assert "left the cluster" in r.stderr and "although its node was drained: killing it" in r.stderr, r.stderr
+    assert "deadline passed" not in r.stderr, r.stderr
+    assert 4.5 < took < 15, f"took {took:.1f} s: the drained Ray's SIGKILL comes 5 s after its SIGTERM"
+
+
 def test_no_termination_log_file_is_created(run, gcs, tmp_path):
     log = tmp_path / "absent"
     r = run(head_env(gcs, RAYBOOT_TERMINATION_LOG=str(log)), ["--", PY, "-c", "pass"])
