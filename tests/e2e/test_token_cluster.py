@@ -62,12 +62,12 @@ def test_token_cluster_joins_runs_and_drains(cluster, sidecar_bin, tmp_path):
     code, body = http(worker, "/readyz")
     assert f"node {worker.ip} is ALIVE" in body, body
     assert token not in sidecar.log()
-    # A SIGTERM drains the worker: DrainNode with the token, and the GCS says so.
-    # (Within the grace period, not promptly: in some runs `ray start --block` does not exit on
-    # rayboot's SIGTERM once its drained raylet is gone, and rayboot's deadline SIGKILL ends it.)
+    # A SIGTERM drains the worker: DrainNode with the token, and the GCS says so. (In some runs
+    # `ray start --block` does not exit on SIGTERM once its drained raylet is gone: rayboot kills
+    # it 5 s after the drain, not at the end of the grace period.)
     t0 = time.monotonic()
     assert worker.delete(grace=30) == 0, logs(job)
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < 20
     assert "drain of node" in worker.log() and "accepted" in worker.log(), worker.log()
     states = {n[0]: n for n in node_states(head)}
     assert states[worker.ip][1] == "DEAD", states
