@@ -318,9 +318,12 @@ int supervise(struct pod *pod)
         decide(pod);
         monitor_head(pod);
         if (pod->stopping && pod->ray_pid == 0 && pod->cmd_pid == 0) {
-            /* The prober is ours, not something to wait for. */
+            /* The prober and the rendezvous are ours, not something to wait for (the rendezvous
+             * left running held the head's pod until the deadline's SIGKILL). */
             if (pod->prober.pid > 0)
                 prober_stop(&pod->prober);
+            if (pod->rendezvous.pid > 0)
+                rendezvous_stop(&pod->rendezvous);
             if (!children_left())
                 return pod->exit_code;
             if (pod->kill_at_ms == 0)

@@ -147,6 +147,18 @@ def test_late_worker_is_told_at_once_and_the_child_reads_nothing(run, gcs):
         s.close()
 
 
+def test_a_finished_head_ends_at_once_with_its_rendezvous(run, gcs):
+    """The rendezvous child is rayboot's own: once the command and Ray are done it is stopped, and
+    the head's pod ends then, not when the grace period's SIGKILL takes what is left."""
+    port = free_port()
+    r = run(head_env(gcs, port, RAYBOOT_GRACE_PERIOD="30"), ["--", sys.executable, "-c", "pass"])
+    r.wait_for_log("rendezvous on port")
+    t0 = time.monotonic()
+    assert r.wait(40) == 0, r.stderr
+    assert time.monotonic() - t0 < 12, r.stderr
+    assert "deadline passed" not in r.stderr and "the rendezvous (pid" not in r.stderr, r.stderr
+
+
 def test_rendezvous_child_is_confined(run, gcs):
     """The live child has its seccomp filter (Seccomp: 2) and no_new_privs, holds nothing but its
     sockets, and the calls it makes are all allowed: it is still alive after serving."""
