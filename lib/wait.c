@@ -67,21 +67,6 @@ static enum prober_status ask(struct prober *p, struct prober_request req, long 
     return prober_ask(p, &req, reply, err);
 }
 
-/* Ray's GCS answers Health/Check to anyone, and refuses every other call without the cluster's
- * token: one cheap call tells a pod with a wrong token at once, rather than after the deadline. */
-static enum wait_result token_taken(struct prober *p, const char *addr, int port, long deadline, struct errbuf *err)
-{
-    struct prober_reply reply;
-    enum prober_status st = ask(p, prober_req_cluster_id(addr, port, 0), deadline, &reply, err);
-    if (st == PROBER_DIED)
-        return WAIT_PROBER_DIED;
-    if (st == PROBER_UNAUTHENTICATED) {
-        errbuf_set(err, "%s", reply.reason);
-        return WAIT_UNAUTHENTICATED;
-    }
-    return WAIT_READY;
-}
-
 /* The wait's id, echoed in its news: a cancelled wait's late news are not the next one's. */
 static unsigned last_wait_id;
 
@@ -138,15 +123,22 @@ void wait_report_ray_version(const char *addr, enum prober_status st, const stru
 }
 
 /* Once a GCS answers: its Ray version, logged, and the prober then asks for nodes in the form that
- * version understands (a GCS replaced later is asked again). */
-static enum prober_status learn_ray_version(struct prober *p, const char *addr, int port, long deadline,
-                                            struct errbuf *err)
+ * version understands (a GCS replaced later is asked again). The same call takes this pod's
+ * token: Ray's GCS answers Health/Check to anyone but refuses CheckAlive without the cluster's
+ * token, so a wrong one is told at once rather than after the deadline. */
+static enum wait_result learn_ray_version(struct prober *p, const char *addr, int port, long deadline,
+                                          struct errbuf *err)
 {
     struct prober_reply reply;
     enum prober_status st = ask(p, prober_req_ray_version(addr, port, 0), deadline, &reply, err);
-    if (st != PROBER_DIED)
-        wait_report_ray_version(addr, st, &reply);
-    return st;
+    if (st == PROBER_DIED)
+        return WAIT_PROBER_DIED;
+    if (st == PROBER_UNAUTHENTICATED) {
+        errbuf_set(err, "%s", reply.reason);
+        return WAIT_UNAUTHENTICATED;
+    }
+    wait_report_ray_version(addr, st, &reply);
+    return WAIT_READY;
 }
 
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
@@ -194,13 +186,8 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         if (reply.wait.event == 0 || reply.wait.id != id)
             continue; /* an earlier wait's late news */
         rc = on_news(w, &reply, addr, err);
-        if (rc == WAIT_READY) {
-            /* The token first: CheckAlive, which tells the version, is refused without it. */
-            enum wait_result taken = token_taken(p, addr, w->port, deadline, err);
-            if (taken != WAIT_READY)
-                return taken;
-            return learn_ray_version(p, addr, w->port, deadline, err) == PROBER_DIED ? WAIT_PROBER_DIED : WAIT_READY;
-        }
+        if (rc == WAIT_READY)
+            return learn_ray_version(p, addr, w->port, deadline, err);
         if (rc != 1)
             return (enum wait_result)rc;
     }

@@ -39,9 +39,10 @@ struct wait_gcs {
 };
 
 /* Waits until name resolves and its GCS answers Health/Check SERVING (which Ray answers without
- * a token): the prober does (gcswait.h), this waits on its news and on stop; then it takes this
- * pod's token (GetClusterId; any answer but UNAUTHENTICATED will do). addr receives the address
- * that answered. A stop that says to give up cancels the prober's wait and returns at once. */
+ * a token): the prober does (gcswait.h), this waits on its news and on stop; then it reads the
+ * GCS's Ray version (CheckAlive, refused without this pod's token: WAIT_UNAUTHENTICATED). addr
+ * receives the address that answered. A stop that says to give up cancels the prober's wait and
+ * returns at once. */
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err);
 

@@ -114,8 +114,8 @@ enum fake_end { END_CANCEL, END_TOKEN_TAKEN, END_TOKEN_REFUSED };
 
 /* The prober as wait_for_gcs sees it: a forked stand-in on a socketpair that takes the wait's
  * request, sends "signals" (bytes on the stop pipe) that the check reads and lets go, a stale
- * piece of news from another wait, progress, then SERVING, answers the token's check
- * (GetClusterId) as told and, the token taken, the Ray version's request; or, told to wait for a cancel, exits 0 only
+ * piece of news from another wait, progress, then SERVING, and answers the Ray version's
+ * request (CheckAlive, which also takes the token) as told; or, told to wait for a cancel, exits 0 only
  * when PROBE_CANCEL comes. */
 static void news(int fd, unsigned id, enum gcswait_event event, const char *addr, const char *text)
 {
@@ -152,26 +152,16 @@ static void fake_prober(int fd, int signal_fd, enum fake_end end)
     news(fd, req.wait.id + 1000, GCSWAIT_DEADLINE, "", "an earlier wait's news");
     news(fd, req.wait.id, GCSWAIT_PROGRESS, "", "waiting for GCS head.ns.svc:6379: TCP: connection refused");
     news(fd, req.wait.id, GCSWAIT_SERVING, "10.0.0.9", "GCS head.ns.svc:6379 is SERVING");
-    if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_CLUSTER_ID ||
+    if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_RAY_VERSION ||
         strcmp(req.addr, "10.0.0.9") != 0)
         _exit(8);
     struct prober_reply reply;
     memset(&reply, 0, sizeof(reply));
     reply.status = end == END_TOKEN_REFUSED ? PROBER_UNAUTHENTICATED : PROBER_OK;
+    snprintf(reply.value, sizeof(reply.value), "%s", "2.60.0");
     snprintf(reply.reason, sizeof(reply.reason), "%s", "the GCS refused this pod's token");
     if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))
         _exit(9);
-    if (end == END_TOKEN_REFUSED)
-        _exit(0);
-    /* Then the GCS's Ray version, read once and logged. */
-    if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_RAY_VERSION ||
-        strcmp(req.addr, "10.0.0.9") != 0)
-        _exit(10);
-    memset(&reply, 0, sizeof(reply));
-    reply.status = PROBER_OK;
-    snprintf(reply.value, sizeof(reply.value), "%s", "2.60.0");
-    if (send(fd, &reply, sizeof(reply), 0) != (ssize_t)sizeof(reply))
-        _exit(11);
     _exit(0);
 }
 
