@@ -144,7 +144,7 @@ size_t gcs_encode_nodes_request(enum gcs_nodes_form form, const char *node_name,
             pb_put_bytes(&iw, 3, node_name, strlen(node_name));
         pb_put_bytes(&w, 4, iw.buf, iw.len);
     }
-    return (w.overflow || iw.overflow) ? 0 : (form == GCS_NODES_UNFILTERED ? 0 : w.len);
+    return (w.overflow || iw.overflow) ? 0 : w.len; /* the unfiltered form writes nothing: 0 */
 }
 
 /* GetAllNodeInfo for nodes in one state, only those named node_name when it is not NULL (the
