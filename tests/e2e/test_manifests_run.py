@@ -19,12 +19,12 @@ def load(relative, kind="Job"):
     return doc
 
 
-def adapt(pod_specs):
+def adapt(pod_specs, program="squares.py"):
     """Images aside: the job script is the squares program; Ray runs light."""
     seen = set()
     for spec in pod_specs:
         for c in spec["containers"]:
-            c["command"] = [str(PROGRAMS / "squares.py") if a == JOB_SCRIPT else a for a in c["command"]]
+            c["command"] = [str(PROGRAMS / program) if a == JOB_SCRIPT else a for a in c["command"]]
             env = c.setdefault("env", [])
             if id(env) not in seen:  # YAML anchors share one list between tasks
                 seen.add(id(env))
@@ -37,12 +37,14 @@ def logs(job):
 
 def test_seed_manifest_with_sidecars(cluster):
     manifest = load("volcano/ray-cluster.yaml")
-    adapt(t["template"]["spec"] for t in manifest["spec"]["tasks"])
+    # The job looks at every pod's /readyz from inside it before it ends (squares_readyz.py).
+    adapt((t["template"]["spec"] for t in manifest["spec"]["tasks"]), program="squares_readyz.py")
     job = cluster.job(manifest)
     job.start()
     head = job.pod("head")
     assert head.wait(240) == 0, logs(job)
     assert SQUARES in head.log() and "nodes: 3" in head.log(), logs(job)
+    assert "readyz: ['200', '200', '200']" in head.log(), logs(job)
     for i in range(2):
         worker = job.pod("worker", i)
         assert worker.wait(60) == 0, logs(job)
