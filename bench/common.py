@@ -145,12 +145,14 @@ def threads_schedstat_ns(pid):
 
 
 def tree_cpu(ns):
-    """CPU of a whole pod, exactly: {"ns": live processes' CPU clocks + what each reaped (ticks in
-    ns), "ticks_s": the same tree the old way (utime+stime+cutime+cstime in ticks, in seconds),
+    """CPU of a whole pod, exactly: {"ns": live processes' CPU clocks + what each reaped (cutime +
+    cstime: the exact sum of the reaped children's run time, each field cut to a tick by /proc, so
+    under two ticks short per reaper, not per child), "ticks_s": the same tree the old way (utime+stime+cutime+cstime in ticks, in seconds),
     "pid1": {"ns", "reaped_ticks"} of the pod's PID 1 alone, "procs": how many were read,
-    "schedstat_ns": the live threads' schedstat, a lower bound checked against each clock}. A
+    "schedstat_ns": the live threads' schedstat, a lower bound checked against each clock,
+    "reaped_ticks": the part reaped}. A
     process that exited unreaped is lost, as before; in a pod every process is reaped."""
-    total_ns, ticks, pid1, procs, schedstat_ns = 0, 0, None, 0, 0
+    total_ns, ticks, pid1, procs, schedstat_ns, reaped_total = 0, 0, None, 0, 0, 0
     for pid in pids_in_namespace(ns):
         try:
             f = stat_fields(pid)
@@ -164,12 +166,14 @@ def tree_cpu(ns):
         total_ns += cpu_ns + reaped * 1_000_000_000 // CLK_TCK
         ticks += int(f[11]) + int(f[12]) + reaped
         schedstat_ns += schedstat
+        reaped_total += reaped
         procs += 1
         if cpu_ns < schedstat:
             raise MeasurementError(f"pid {pid}: its CPU clock says {cpu_ns} ns, its threads' schedstat {schedstat} ns")
         if nspid == ["1"]:
             pid1 = {"ns": cpu_ns, "reaped_ticks": reaped}
-    return {"ns": total_ns, "ticks_s": ticks / CLK_TCK, "pid1": pid1, "procs": procs, "schedstat_ns": schedstat_ns}
+    return {"ns": total_ns, "ticks_s": ticks / CLK_TCK, "pid1": pid1, "procs": procs, "schedstat_ns": schedstat_ns,
+            "reaped_ticks": reaped_total}
 
 
 def rss_kb(pid):
