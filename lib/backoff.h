@@ -15,7 +15,8 @@ struct backoff {
 /* seed 0 picks one from the clock and pid; tests pass a fixed seed. */
 void backoff_init(struct backoff *b, long base_ms, long cap_ms, uint64_t seed);
 void backoff_reset(struct backoff *b);
-/* With step = min(cap, base * 2^attempt): a delay uniform in [step - step/2, step], then attempt++. */
+/* With step = min(cap, base * 2^attempt): a delay uniform in [step - step/2, step], then
+ * attempt++. */
 long backoff_next_ms(struct backoff *b);
 /* The same schedule without jitter: min(cap, base * 2^attempt), then attempt++. For a lone
  * client polling one server, where there is nobody to spread out from. */
