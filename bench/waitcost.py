@@ -23,9 +23,10 @@ A figure that cannot be true fails the run: no podinit record, a negative or zer
 clock below its threads' schedstat, ticks and clocks that disagree beyond the ticks' resolution.
 
 Memory: the largest sum of VmRSS over the pod's processes, and apart from it the largest sum of Pss
-(/proc/PID/smaps_rollup: a page shared by n processes counts 1/n), sampled every 50 ms (a peak
-between samples can be missed; `ray health-check` lives for seconds). `processes` is the pod at
-the end: VmRSS, RssAnon and Pss of each process."""
+(/proc/PID/smaps_rollup: a page shared by n processes counts 1/n, other pods' too: the held
+head's rayboot maps the same binary), sampled every 50 ms (a peak between samples can be missed;
+`ray health-check` lives for seconds). `processes` is the pod at the end: VmRSS, RssAnon and Pss
+of each process."""
 import json
 import os
 import pathlib
