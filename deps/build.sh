@@ -64,8 +64,33 @@ cmake_static() {
     cmake --install "$dir/_build"
 }
 
+# c-ares 1.18 embeds two bucket arrays in every channel (ares_private.h): 2,048 list heads by query
+# id and 1,024 by timeout second, 72 KiB of pointers that ares_init writes at once, per channel.
+# The prober holds about three channels with at most two queries in flight each, so 64 and 32
+# buckets serve it as well (a bucket is a list; only its length grows) and save ~200 kB of the
+# waiting prober's RSS. The sizes are used only as `% SIZE` (any size is correct). Each define must
+# be found exactly once, as shipped or as patched by an earlier run (the tree is unpacked once):
+# a changed upstream stops the build here instead of silently keeping the large tables.
+CARES_QID_BUCKETS=64
+CARES_TIMEOUT_BUCKETS=32
+cares_small_tables() {
+    local header=$1/src/lib/ares_private.h name from to
+    for spec in "ARES_QID_TABLE_SIZE 2048 $CARES_QID_BUCKETS" "ARES_TIMEOUT_TABLE_SIZE 1024 $CARES_TIMEOUT_BUCKETS"; do
+        read -r name from to <<< "$spec"
+        sed -i "s|^#define $name $from\$|#define $name $to|" "$header"
+        if [ "$(grep -c "^#define $name $to\$" "$header")" != 1 ] ||
+            [ "$(grep -c "define $name " "$header")" != 1 ]; then
+            log "c-ares: $header has no single '#define $name $from' to patch (upstream changed?)"
+            return 1
+        fi
+    done
+}
+
 build_cares() {
-    cmake_static "$(fetch c-ares)" -DCARES_STATIC=ON -DCARES_SHARED=OFF -DCARES_BUILD_TOOLS=OFF \
+    local dir
+    dir=$(fetch c-ares)
+    cares_small_tables "$dir" || return 1  # errexit is off in here: step calls this under ||
+    cmake_static "$dir" -DCARES_STATIC=ON -DCARES_SHARED=OFF -DCARES_BUILD_TOOLS=OFF \
         -DCARES_BUILD_TESTS=OFF
 }
 

@@ -4,8 +4,8 @@
  * results), so tests drive it without a network; gcswait_run is its loop with the prober's calls.
  *
  * The speeds: while the name does not resolve, only DNS is asked, with exponential backoff and
- * full jitter (50 ms doubling to 1 s: about 2 queries/s at steady state, safe for CoreDNS when a
- * thousand workers start at once). Once an address is known and the rendezvous is held, the GCS
+ * jitter in each step's upper half (50 ms doubling to 1 s: ~1.3 queries/s, safe for CoreDNS when
+ * a thousand workers start at once). Once an address is known and the rendezvous is held, the GCS
  * is probed every 5 s as a safety net and the name looked up again as often; the head's message
  * brings one Health/Check to confirm. Without a rendezvous (refused, reset, timeout: an older head,
  * a head rayboot does not run, a NetworkPolicy) the GCS is polled every 30-50 ms with a cheap TCP
