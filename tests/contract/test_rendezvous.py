@@ -176,6 +176,61 @@ def test_a_lying_rendezvous_starts_ray_once(run, closed_port, tmp_path):
         rdv.close()
 
 
+def woken(run, gcs, rdv, env, args=()):
+    """A worker that holds rdv while gcs does not serve, then is woken by it."""
+    gcs.serving = False
+    worker = run(env, list(args))
+    worker.wait_for_log("holding the head's rendezvous")
+    gcs.serving = True
+    rdv.speak()
+    return worker
+
+
+def test_a_wrong_token_is_refused_before_ray_starts(run, gcs, tmp_path):
+    """Token mode (RAY_AUTH_TOKEN set): the Ray version read, CheckAlive, is the token's check and
+    comes before `ray start`: a woken worker with a wrong token exits 2 naming the variables, and
+    Ray never starts."""
+    gcs.token = "right"
+    rdv = FakeRendezvous()
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port, RAY_AUTH_TOKEN="wrong"))
+        assert worker.wait(10) == 2, worker.stderr
+        assert "RAY_AUTH_TOKEN" in worker.stderr and "RAY_AUTH_TOKEN_PATH" in worker.stderr, worker.stderr
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert "started ray" not in worker.stderr and not (tmp_path / "ray.log").exists(), worker.stderr
+    finally:
+        rdv.close()
+
+
+def test_the_right_token_is_checked_before_ray_starts(run, gcs):
+    rdv = FakeRendezvous()
+    gcs.token = "right"
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port, RAY_AUTH_TOKEN="right"), ["--log-format=json"])
+        worker.wait_for_log("started ray")
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert log_ts(worker.stderr, "runs Ray 2.60.0") <= log_ts(worker.stderr, "started ray"), worker.stderr
+        assert worker.stderr.index("runs Ray 2.60.0") < worker.stderr.index("started ray"), worker.stderr
+    finally:
+        rdv.close()
+
+
+def test_no_token_for_a_token_gcs_exits_2_and_stops_ray(run, gcs, tmp_path):
+    """Without a token the version read comes right after `ray start`: a GCS in token mode refuses
+    it, and the pod exits 2 naming the variables and stops the Ray it started."""
+    gcs.token = "right"
+    rdv = FakeRendezvous()
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port))
+        assert worker.wait(15) == 2, worker.stderr
+        assert "RAY_AUTH_TOKEN" in worker.stderr and "RAY_AUTH_TOKEN_PATH" in worker.stderr, worker.stderr
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert worker.stderr.count("started ray") == 1, worker.stderr
+        assert worker.stderr.index("started ray") < worker.stderr.index("RAY_AUTH_TOKEN"), worker.stderr
+    finally:
+        rdv.close()
+
+
 def test_no_rendezvous_falls_back_to_polling(run, gcs, closed_port):
     """A head that offers no rendezvous (nothing listens): the worker says so once and polls the
     GCS as before, so it still joins within tens of milliseconds of SERVING."""
