@@ -120,10 +120,12 @@ def table(results):
     row("scale: connection attempts/s per worker", "scale.connect_per_s")
     row("scale: join p50", "scale.join_p50_ms", " ms")
     row("scale: join p99", "scale.join_p99_ms", " ms")
+    row("scale: CPU per wake (rayboot and prober, per worker)", "scale.wake_cpu_us", " us")
     row("scale, no rendezvous: DNS queries/s per worker", "scale.fallback.dns_qps")
     row("scale, no rendezvous: connection attempts/s per worker", "scale.fallback.connect_per_s")
     row("scale, no rendezvous: join p50", "scale.fallback.join_p50_ms", " ms")
     row("scale, no rendezvous: join p99", "scale.fallback.join_p99_ms", " ms")
+    row("scale, no rendezvous: CPU per join", "scale.fallback.wake_cpu_us", " us")
     row("plan, 10,000 workers (p50)", "plan.planning_ms_p50", " ms")
     widths = [max(len(r[i]) for r in rows + [("figure", "value", "target", "")]) for i in range(4)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(("figure", "value", "target", ""), widths))]

@@ -9,15 +9,22 @@ While they wait: DNS queries per second per worker (dnsmasq's query log) and con
 per second per worker at the head (SYNs from outside the head pod, any port, counted by an
 nftables counter in the head pod). After
 SERVING: the join latency of every worker, from the instant the stand-in began serving to the
-instant the worker exec'd `ray` (the stand-in tools/stamp.c, which records and exits).
+instant the worker exec'd `ray` (the stand-in tools/stamp.c, which records and exits); and the CPU
+the workers' rayboots (and their probers) spent to wake and join, per worker: read from
+/proc/PID/schedstat (time on CPU in ns, exact) 0.3 s before SERVING and once the last worker
+has exec'd `ray`, less what the same processes spend waiting over as long (measured the same way
+while they wait). The calls a worker makes after its exec (its Ray version, the cluster id) count
+as far as they ran by then. /proc/PID/stat counts in 10 ms ticks: a thousand wakes of about a millisecond each
+read there as nothing, or as a few ticks that happened to land.
 All workers share the two cores of this machine with each other and with the stand-in head: on
 a real cluster each would have a node of its own."""
+import pathlib
 import re
 import subprocess
 import time
 
-from common import RAYBOOT, STAMP, TOOLS, VENV, join_latencies_ms, log, new_cluster, percentile, podsim, rayjobs, \
-    read_serving_window, read_stamps, remove_pods, wait_until
+from common import RAYBOOT, STAMP, TOOLS, VENV, exe_of, join_latencies_ms, log, new_cluster, percentile, \
+    pid_namespace, pids_in_namespace, podsim, rayjobs, read_serving_window, read_stamps, remove_pods, wait_until
 
 NAME = "scale"
 GCS_PORT = 6379
@@ -62,6 +69,23 @@ def _syn_counter(pod, create=False):
     return int(re.search(r"counter packets (\d+)", out).group(1))
 
 
+def _rayboot_pids(pod):
+    """The worker pod's rayboots and their probers (the same executable); not the `ray` stand-ins."""
+    ns = pid_namespace(pod.pid1)
+    return [pid for pid in pids_in_namespace(ns) if exe_of(pid) == str(RAYBOOT)]
+
+
+def _cpu_ns(pids):
+    """Time on CPU of pids, in ns (the first field of /proc/PID/schedstat: exact, not in ticks)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += int(pathlib.Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def run(quick):
     workers = 200 if quick else 1000
     result = _one(workers, rendezvous=True)
@@ -96,11 +120,17 @@ def _one(workers, rendezvous):
                                     str(TOOLS / "standin_gcs.py"), str(GCS_PORT), str(SERVE_AFTER_S), str(serving)])
         t_running = time.monotonic()
         time.sleep(2)  # the workers' first lookups and connects are behind them
-        q0, c0, w0 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic()
+        pids = _rayboot_pids(pod)
+        q0, c0, w0, cpu0 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic(), _cpu_ns(pids)
         time.sleep(SERVE_AFTER_S - 2 - 2 - (time.monotonic() - t_running))
-        q1, c1, w1 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic()
+        q1, c1, w1, cpu1 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic(), _cpu_ns(pids)
+        time.sleep(max(0.0, SERVE_AFTER_S - 0.3 - (time.monotonic() - t_running)))
+        t_before, cpu_before = time.monotonic(), _cpu_ns(pids)
         wait_until(lambda: serving.exists() and serving.read_text().strip(), 60, "the stand-in GCS to serve")
-        wait_until(lambda: len(read_stamps(stamps)) >= workers, 120, f"{workers} workers to exec ray", interval=0.2)
+        wait_until(lambda: len(read_stamps(stamps)) >= workers, 120, f"{workers} workers to exec ray", interval=0.02)
+        t_after, cpu_after = time.monotonic(), _cpu_ns(pids)
+        waiting_ns_per_s = (cpu1 - cpu0) / (w1 - w0)
+        wake_ns = cpu_after - cpu_before - waiting_ns_per_s * (t_after - t_before)
         window = read_serving_window(serving)
         _, joins = join_latencies_ms(read_stamps(stamps), window, "scale")
         window = w1 - w0
@@ -112,6 +142,9 @@ def _one(workers, rendezvous):
             "join_p50_ms": round(percentile(joins, 50), 1),
             "join_p99_ms": round(percentile(joins, 99), 1),
             "join_max_ms": round(max(joins), 1),
+            "waiting_cpu_us_per_s": round(waiting_ns_per_s / workers / 1000, 1),  # per worker
+            "wake_cpu_us": round(wake_ns / workers / 1000, 1),  # per worker: SERVING to the last exec
+            "processes": len(pids),
             "window_s": round(window, 1),
         }
     finally:

@@ -210,7 +210,7 @@ void pod_end(struct pod *p, int exit_code, long timeout_ms)
     pod_stop_ray(p, timeout_ms);
 }
 
-enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err)
+enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, bool confirm, struct errbuf *err)
 {
     struct wait_stop stop = pod_waiter(p, POD_WAKE_ON_STOP);
     /* The head waits for its own GCS: no rendezvous to hold, and a quicker poll, on loopback (a
@@ -223,8 +223,56 @@ enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, 
                          &stop,
                          head ? 0 : p->settings.rendezvous_port,
                          head ? HEAD_POLL_MIN_MS : 0,
-                         head ? HEAD_POLL_MAX_MS : 0};
+                         head ? HEAD_POLL_MAX_MS : 0,
+                         confirm};
     return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
+}
+
+enum wait_result pod_read_ray_version(struct pod *p, struct errbuf *err)
+{
+    if (p->prober.pid <= 0) {
+        errbuf_set(err, "the prober is not running");
+        return WAIT_PROBER_DIED;
+    }
+    return wait_read_ray_version(&p->prober, p->gcs_addr, p->plan.head_port, err);
+}
+
+/* The version read failed for good (a refused token, a dead prober): said, and the pod's end. */
+static int version_failed(struct pod *p, enum wait_result res, const char *msg)
+{
+    log_error("%s", msg);
+    pod_end_reason(p, "%s", msg);
+    p->exit_code = res == WAIT_UNAUTHENTICATED ? EXIT_CONFIG : EXIT_SOFTWARE;
+    return -1;
+}
+
+static void note_cluster_id(struct pod *p)
+{
+    struct prober_reply reply;
+    if (pod_ask(p, prober_req_cluster_id(p->gcs_addr, p->plan.head_port, 0), &reply) == PROBER_OK)
+        snprintf(p->cluster_id, sizeof(p->cluster_id), "%s", reply.value);
+}
+
+int pod_join_head(struct pod *p)
+{
+    struct errbuf err;
+    enum wait_result res;
+    /* With a token, CheckAlive is the token's check: a wrong one must not start a Ray that Ray's
+     * own GCS would refuse, and the pod exits 2 saying so. */
+    if (p->token_mode && (res = pod_read_ray_version(p, &err)) != WAIT_READY)
+        return version_failed(p, res, err.msg);
+    if (pod_start_ray(p) < 0)
+        return -1;
+    if (!p->token_mode && (res = pod_read_ray_version(p, &err)) != WAIT_READY) {
+        version_failed(p, res, err.msg);
+        pod_end(p, p->exit_code, p->settings.grace_period_ms);
+        return 0;
+    }
+    /* Ray first: the head's id is one more RPC, and nothing in `ray start` needs it. Read right
+     * after, it is the head Ray joins: a head replaced in between would end that Ray, which the
+     * supervisor handles. */
+    note_cluster_id(p);
+    return 0;
 }
 
 void pod_rendezvous_start(struct pod *p)

@@ -32,6 +32,7 @@ struct pod {
     bool cmd_exited;
 
     bool interrupt_stops; /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
+    bool token_mode;      /* Ray's token authentication: the GCS refuses calls without this pod's token */
     bool term_requested;  /* a stop signal (SIGTERM) arrived: drain and stop */
     bool cmd_stopped;     /* SIGTERM stopped the head's command before it ended */
     bool stopping;        /* the end is decided; waiting for children to go */
@@ -90,8 +91,18 @@ void pod_end(struct pod *p, int exit_code, long timeout_ms);
 
 /* Waits for the head's GCS at name (re-resolved as it goes) into p->gcs_addr, reading signals;
  * WAIT_STOPPED when a SIGTERM or the end of Ray decided it. Off the head, through the head's
- * rendezvous when it offers one. */
-enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, struct errbuf *err);
+ * rendezvous when it offers one: its word is SERVING, or with confirm (a worker whose Ray has
+ * already ended once) the cue for one Health/Check that must say so. */
+enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, bool confirm, struct errbuf *err);
+/* The Ray version of the GCS at p->gcs_addr (wait_read_ray_version): before the first node
+ * lookup; it is also the token's check. */
+enum wait_result pod_read_ray_version(struct pod *p, struct errbuf *err);
+/* A worker whose head serves joins it: `ray start`, with the Ray version read before it in token
+ * mode (a refused token exits 2 and Ray never starts) and right after it otherwise (nothing
+ * between the head's word and Ray; a refusal then exits 2 and stops that Ray); then the head's
+ * cluster id is noted. Returns -1 when Ray was not started (exit_code and the end reason say
+ * why), 0 when it was (p->stopping when it is already being stopped). */
+int pod_join_head(struct pod *p);
 /* The head: its rendezvous listens (RAYBOOT_RENDEZVOUS_PORT; 0: none); a port it cannot have is
  * logged, and its workers poll. pod_rendezvous_serving tells the waiting workers. */
 void pod_rendezvous_start(struct pod *p);

@@ -36,11 +36,11 @@ static void remember_cluster_id(struct pod *pod)
         snprintf(pod->cluster_id, sizeof(pod->cluster_id), "%s", reply.value);
 }
 
-/* A worker: wait for the head, then start Ray. */
+/* A worker: wait for the head, then join it (pod_join_head: Ray, and the version read around it). */
 static int start_worker(struct pod *pod)
 {
     struct errbuf err;
-    enum wait_result res = pod_wait_gcs(pod, pod->plan.head_fqdn, pod->settings.wait_timeout_ms, &err);
+    enum wait_result res = pod_wait_gcs(pod, pod->plan.head_fqdn, pod->settings.wait_timeout_ms, false, &err);
     if (res == WAIT_DEADLINE || res == WAIT_UNAUTHENTICATED) {
         log_error("%s", err.msg);
         pod_end_reason(pod, "%s", err.msg);
@@ -57,13 +57,7 @@ static int start_worker(struct pod *pod)
         pod->exit_code = res == WAIT_STOPPED ? pod->settings.eviction_exit_code : EXIT_SOFTWARE;
         return -1;
     }
-    /* Ray first: the head's id is a second RPC, ~15 ms on a GCS that has just come up (seen in
-     * bench/join.py), and nothing in `ray start` needs it. Read right after, it is the head Ray
-     * joins: a head replaced in between would end that Ray, which the supervisor handles. */
-    if (pod_start_ray(pod) < 0)
-        return -1;
-    remember_cluster_id(pod);
-    return 0;
+    return pod_join_head(pod);
 }
 
 /* The head: start Ray, wait for its GCS and, when it will run a command, for the workers. */
@@ -75,9 +69,14 @@ static int start_head(struct pod *pod)
     pod_rendezvous_start(pod);
     if (pod_start_ray(pod) < 0)
         return -1;
-    res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, &err);
-    if (res == WAIT_READY) {
+    res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, false, &err);
+    /* The workers first (its own Health/Check said SERVING), then its own version read: every
+     * RPC made before the write is paid by every waiting worker's join. */
+    if (res == WAIT_READY)
         pod_rendezvous_serving(pod);
+    if (res == WAIT_READY)
+        res = pod_read_ray_version(pod, &err);
+    if (res == WAIT_READY) {
         remember_cluster_id(pod);
         if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
             pod_wait_workers(pod, OWN_GCS_ADDR);
@@ -135,7 +134,9 @@ static int run_submitter(struct pod *pod, const char *const *envp)
     c.grace_period_ms = pod->settings.grace_period_ms;
     c.stop = &stop;
 
-    res = pod_wait_gcs(pod, p->head_fqdn, pod->settings.wait_timeout_ms, &err);
+    res = pod_wait_gcs(pod, p->head_fqdn, pod->settings.wait_timeout_ms, false, &err);
+    if (res == WAIT_READY)
+        res = pod_read_ray_version(pod, &err);
     if (res != WAIT_READY) {
         if (res != WAIT_STOPPED)
             log_error("%s", err.msg);
@@ -231,6 +232,7 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
     }
     if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &auth, err) < 0)
         return EXIT_CONFIG;
+    pod->token_mode = auth.token_mode;
     rc = build_envs(pod, envp, &auth);
     rayauth_clear(&auth); /* the prober reads the token again before it confines itself */
     if (rc < 0) {

@@ -191,7 +191,9 @@ static void worker_ray_ended(struct pod *pod)
                  (double)pod->settings.head_loss_timeout_ms / 1000.0);
     }
     pod->restarting_ray = false;
-    res = pod_wait_gcs(pod, pod->plan.head_fqdn, pod->settings.head_loss_timeout_ms, &err);
+    /* Confirmed by a Health/Check: a head whose word is wrong (its GCS gone again, a rendezvous
+     * that lies) then starts this Ray once, not once per round of this loop. */
+    res = pod_wait_gcs(pod, pod->plan.head_fqdn, pod->settings.head_loss_timeout_ms, true, &err);
     if (res == WAIT_STOPPED) {
         pod->stopping = true;
         pod->exit_code = pod->settings.eviction_exit_code;
@@ -204,14 +206,9 @@ static void worker_ray_ended(struct pod *pod)
         pod->exit_code = 1;
         return;
     }
-    {
-        struct prober_reply reply;
-        if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK)
-            snprintf(pod->cluster_id, sizeof(pod->cluster_id), "%s", reply.value);
-    }
     pod->head_lost_since_ms = 0;
     log_info("joining the head again at %s", pod->gcs_addr);
-    if (pod_start_ray(pod) < 0)
+    if (pod_join_head(pod) < 0)
         pod->stopping = true;
 }
 

@@ -77,6 +77,11 @@ void gcswait_poll_interval(struct gcswait *g, long min_ms, long max_ms)
     }
 }
 
+void gcswait_confirm(struct gcswait *g, bool confirm)
+{
+    g->confirm = confirm;
+}
+
 enum gcswait_action gcswait_next(const struct gcswait *g, long now_ms, long *sleep_ms)
 {
     long wake = g->next_dns_ms;
@@ -161,19 +166,27 @@ void gcswait_resolved(struct gcswait *g, long now_ms, const char *addr, const ch
     g->next_dns_ms = now_ms + (g->rdv == GCSWAIT_RDV_HELD ? SAFETY_MS : DNS_REFRESH_MS);
 }
 
+/* The wait's last news: addr is SERVING (by its Health/Check, or by the head's word). */
+static void tell_serving(const struct gcswait *g, long now_ms, struct gcswait_news *news)
+{
+    struct gcswait_item *it = add(news, GCSWAIT_SERVING);
+    const char *how = "";
+    if (!it)
+        return;
+    if (g->rdv == GCSWAIT_RDV_WOKEN)
+        how = g->confirm ? "; woken by the head's rendezvous, confirmed" : "; woken by the head's rendezvous";
+    snprintf(it->addr, sizeof(it->addr), "%s", g->addr);
+    snprintf(it->text, sizeof(it->text), "%s is SERVING at %s after %.2f s (%u failed attempts%s)", g->what, g->addr,
+             (double)(now_ms - g->start_ms) / 1000.0, g->attempt, how);
+}
+
 void gcswait_probed(struct gcswait *g, long now_ms, bool serving, const char *stage, const char *reason,
                     struct gcswait_news *news)
 {
-    struct gcswait_item *it;
     long delay;
     news->n = 0;
     if (serving) {
-        if ((it = add(news, GCSWAIT_SERVING))) {
-            snprintf(it->addr, sizeof(it->addr), "%s", g->addr);
-            snprintf(it->text, sizeof(it->text), "%s is SERVING at %s after %.2f s (%u failed attempts%s)", g->what,
-                     g->addr, (double)(now_ms - g->start_ms) / 1000.0, g->attempt,
-                     g->rdv == GCSWAIT_RDV_WOKEN ? "; woken by the head's rendezvous" : "");
-        }
+        tell_serving(g, now_ms, news);
         return;
     }
     if (cut_by_deadline(g, now_ms))
@@ -206,7 +219,10 @@ void gcswait_rendezvous(struct gcswait *g, long now_ms, enum gcswait_rdv_result 
     }
     if (r == GCSWAIT_RDV_MESSAGE) {
         g->rdv = GCSWAIT_RDV_WOKEN;
-        g->next_probe_ms = now_ms; /* one Health/Check to confirm */
+        if (!g->confirm)
+            tell_serving(g, now_ms, news); /* the head's Health/Check saw it: the wait is over */
+        else
+            g->next_probe_ms = now_ms; /* one Health/Check to confirm */
         return;
     }
     /* Lost: poll the GCS from now on, and try the rendezvous again later. Said once per address
@@ -438,6 +454,7 @@ int gcswait_run(const struct prober_request *req, const struct gcswait_io *io, s
         return tell_one(io, id, GCSWAIT_REFUSED, "a wait needs a name, a port (1-65535) and a deadline") < 0 ? -1 : 0;
     gcswait_init(&g, req->name, req->port, req->wait.rendezvous_port, monotime_ms(), req->budget_ms, req->wait.seed);
     gcswait_poll_interval(&g, req->wait.poll_min_ms, req->wait.poll_max_ms);
+    gcswait_confirm(&g, req->wait.confirm != 0);
     for (;;) {
         rc = step(&g, &c, io, next, &news);
         /* A connection the wait no longer holds is closed. */

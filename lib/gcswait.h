@@ -7,7 +7,10 @@
  * jitter in each step's upper half (50 ms doubling to 1 s: ~1.3 queries/s, safe for CoreDNS when
  * a thousand workers start at once). Once an address is known and the rendezvous is held, the GCS
  * is probed every 5 s as a safety net and the name looked up again as often; the head's message
- * brings one Health/Check to confirm. Without a rendezvous (refused, reset, timeout: an older head,
+ * is SERVING, told at once: the head writes it only after its own Health/Check saw SERVING, so a
+ * second one here would only delay the join. A wait that asked for it (gcswait_confirm: a worker
+ * rejoining after its Ray ended, when a head that lies would start Ray again and again) confirms
+ * the message with one Health/Check first. Without a rendezvous (refused, reset, timeout: an older head,
  * a head rayboot does not run, a NetworkPolicy) the GCS is polled every 30-50 ms with a cheap TCP
  * connect, the name re-resolved once a second, and the rendezvous tried again every 2 s. */
 #ifndef RAYBOOT_GCSWAIT_H
@@ -54,7 +57,7 @@ enum gcswait_rdv {
     GCSWAIT_RDV_CONNECTING, /* the connect is under way (gcswait_run sets it) */
     GCSWAIT_RDV_HELD,       /* connected: waiting for the message */
     GCSWAIT_RDV_FALLBACK,   /* none to be had: polling, tried again at next_rdv_ms */
-    GCSWAIT_RDV_WOKEN,      /* the message came: confirming */
+    GCSWAIT_RDV_WOKEN,      /* the message came (and, when confirming, the Health/Check is due) */
 };
 
 /* What the rendezvous connection did (gcswait_rendezvous). */
@@ -89,6 +92,7 @@ struct gcswait {
     char last_failure[640];
     struct backoff dns_backoff, poll_jitter;
     long poll_min_ms, poll_max_ms;
+    bool confirm; /* the head's message is confirmed by a Health/Check (gcswait_confirm) */
 };
 
 void gcswait_init(struct gcswait *g, const char *name, int port, int rdv_port, long now_ms, long timeout_ms,
@@ -96,6 +100,9 @@ void gcswait_init(struct gcswait *g, const char *name, int port, int rdv_port, l
 /* The GCS poll's interval without a rendezvous (the default: 30-50 ms). The head polls its own GCS
  * on loopback faster: its workers learn SERVING from it. */
 void gcswait_poll_interval(struct gcswait *g, long min_ms, long max_ms);
+/* confirm: the head's message brings one Health/Check, and SERVING only when it says so (the
+ * default, false: the message is SERVING). */
+void gcswait_confirm(struct gcswait *g, bool confirm);
 /* What to do now; for GCSWAIT_DO_SLEEP, how long at most. */
 enum gcswait_action gcswait_next(const struct gcswait *g, long now_ms, long *sleep_ms);
 /* The results of the actions. addr NULL: the lookup failed for reason. */

@@ -51,6 +51,7 @@ struct prober_wait_request {
     unsigned long long seed; /* the backoff's jitter (the confined prober cannot call getpid) */
     int poll_min_ms;         /* the GCS poll's interval without a rendezvous; 0: 30-50 ms */
     int poll_max_ms;
+    int confirm; /* 1: the head's message is confirmed by a Health/Check before SERVING is told (gcswait.h) */
 };
 
 /* One piece of a wait's news (enum gcswait_event, lib/gcswait.h); addr and reason hold its

@@ -124,13 +124,13 @@ void wait_report_ray_version(const char *addr, enum prober_status st, const stru
 
 /* Once a GCS answers: its Ray version, logged, and the prober then asks for nodes in the form that
  * version understands (a GCS replaced later is asked again). The same call takes this pod's
- * token: Ray's GCS answers Health/Check to anyone but refuses CheckAlive without the cluster's
- * token, so a wrong one is told at once rather than after the deadline. */
-static enum wait_result learn_ray_version(struct prober *p, const char *addr, int port, long deadline,
-                                          struct errbuf *err)
+ * token, so a wrong one is told at once rather than after the deadline. Bounded by the prober's
+ * own limits (a reply within PROBER_TIMEOUT_MS). */
+enum wait_result wait_read_ray_version(struct prober *p, const char *addr, int port, struct errbuf *err)
 {
     struct prober_reply reply;
-    enum prober_status st = ask(p, prober_req_ray_version(addr, port, 0), deadline, &reply, err);
+    struct prober_request req = prober_req_ray_version(addr, port, 0);
+    enum prober_status st = prober_ask(p, &req, &reply, err);
     if (st == PROBER_DIED)
         return WAIT_PROBER_DIED;
     if (st == PROBER_UNAUTHENTICATED) {
@@ -150,6 +150,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         prober_req_wait_gcs(w->name, w->port, w->rendezvous_port, w->timeout_ms > 0 ? w->timeout_ms : 1, id, seed);
     req.wait.poll_min_ms = w->poll_min_ms;
     req.wait.poll_max_ms = w->poll_max_ms;
+    req.wait.confirm = w->confirm ? 1 : 0;
     long deadline = monotime_ms() + w->timeout_ms;
     /* The prober owns the deadline; past it and a request's limit, it is stuck. */
     long hard_deadline = deadline + PROBER_TIMEOUT_MS;
@@ -186,8 +187,6 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
         if (reply.wait.event == 0 || reply.wait.id != id)
             continue; /* an earlier wait's late news */
         rc = on_news(w, &reply, addr, err);
-        if (rc == WAIT_READY)
-            return learn_ray_version(p, addr, w->port, deadline, err);
         if (rc != 1)
             return (enum wait_result)rc;
     }

@@ -36,15 +36,24 @@ struct wait_gcs {
     const struct wait_stop *stop; /* or NULL */
     int rendezvous_port;          /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
     int poll_min_ms, poll_max_ms; /* the GCS poll's interval (gcswait.h); 0: the default */
+    bool confirm;                 /* the head's rendezvous message is confirmed by a Health/Check */
 };
 
 /* Waits until name resolves and its GCS answers Health/Check SERVING (which Ray answers without
- * a token): the prober does (gcswait.h), this waits on its news and on stop; then it reads the
- * GCS's Ray version (CheckAlive, refused without this pod's token: WAIT_UNAUTHENTICATED). addr
- * receives the address that answered. A stop that says to give up cancels the prober's wait and
- * returns at once. */
+ * a token), or the head's rendezvous says it does (its rayboot saw it; with confirm, one
+ * Health/Check of ours confirms): the prober does (gcswait.h), this waits on its news and on
+ * stop. addr receives the address that answered. A stop that says to give up cancels the
+ * prober's wait and returns at once. Nothing more is asked: the Ray version (and with it the
+ * token's check) is wait_read_ray_version's, at the moment the caller chooses. */
 enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char addr[DNS_ADDR_MAX_BYTES],
                               struct errbuf *err);
+
+/* Reads the Ray version of the GCS at addr:port (CheckAlive) and logs it; the prober asks for
+ * nodes in that version's form from then on, so this comes before the first node lookup. It is
+ * also the token's check: Ray's GCS answers Health/Check to anyone but refuses CheckAlive without
+ * the cluster's token (WAIT_UNAUTHENTICATED, err naming the variables). A version that cannot be
+ * read otherwise is logged and taken for the newest form: WAIT_READY. */
+enum wait_result wait_read_ray_version(struct prober *p, const char *addr, int port, struct errbuf *err);
 
 /* Waits until `expected` workers are ALIVE in the GCS at addr:port, or the timeout; either way
  * *joined says how many were seen last. WAIT_DEADLINE here is not fatal: the caller goes on. */

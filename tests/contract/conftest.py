@@ -16,6 +16,19 @@ sys.path.insert(0, str(HERE))
 from fake_gcs import FakeGcs  # noqa: E402
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# The heads and workers this session runs share loopback with every other session on the machine:
+# on rayboot's default port (8079) a worker could hold another session's head rendezvous and take
+# its word that a GCS serves (a woken worker starts Ray without a call of its own). One port per
+# session keeps the word within it.
+RENDEZVOUS_PORT = _free_port()
+
+
 @pytest.fixture
 def gcs():
     server = FakeGcs()
@@ -98,6 +111,7 @@ def run(rayboot_bin, pod_root, tmp_path):
             "RAYBOOT_RAY": str(HERE / "fake_ray.py"),
             "FAKE_RAY_LOG": str(tmp_path / "ray.log"),
             "RAYBOOT_GRACE_PERIOD": "8",
+            "RAYBOOT_RENDEZVOUS_PORT": str(RENDEZVOUS_PORT),
         }
         env.update(extra_env or {})
         r = Rayboot(rayboot_bin, env, args, tmp_path, preexec_fn, user, wrap)

@@ -106,6 +106,9 @@ class FakeGcs:
         # False: answer GetAllNodeInfo with every node whatever the request selects, as a GCS that
         # does not know node_selectors would (rayboot must still check each node's name).
         self.honour_selector = True
+        # Ray's token mode: every call but Health/Check without "authorization: Bearer <token>"
+        # is refused UNAUTHENTICATED. None: no token asked.
+        self.token = None
         self.lock = threading.Lock()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([_Handler(self)])
@@ -147,6 +150,9 @@ class FakeGcs:
     def answer(self, method: str, request: bytes, context):
         with self.lock:
             self.calls.append((method, request))
+            if self.token is not None and method != HEALTH and \
+                    dict(context.invocation_metadata()).get("authorization") != f"Bearer {self.token}":
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "token")
             if method == HEALTH:
                 return field_varint(1, 1 if self.serving else 2)
             if method == CHECK_ALIVE and self.ray_version is not None:

@@ -7,7 +7,9 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -85,6 +87,148 @@ def test_worker_is_woken_by_the_head_and_barely_polls(run, gcs, gcs2):
     print(f"worker SERVING {woke * 1000:.0f} ms after the head's; Health/Check calls while holding: {waiting_calls}")
     assert -0.002 <= woke < 0.1, f"the worker saw SERVING {woke * 1000:.0f} ms after the head"
     assert health_calls(gcs2) - before <= 2, gcs2.methods()  # the confirmation (and at most one safety probe)
+
+
+class FakeRendezvous:
+    """A head's rendezvous: holds every connection, and once told to speak (at once with
+    speak=True) writes SERVING to each, held or new, whether a GCS is behind it or not."""
+
+    def __init__(self, speak=False):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.told = 0
+        self.held = []
+        self.speaking = speak
+        self.lock = threading.Lock()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _tell(self, conn):
+        conn.sendall(MESSAGE)
+        conn.close()
+        self.told += 1
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                if self.speaking:
+                    self._tell(conn)
+                else:
+                    self.held.append(conn)
+
+    def speak(self):
+        with self.lock:
+            self.speaking = True
+            for conn in self.held:
+                self._tell(conn)
+            self.held = []
+
+    def close(self):
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_the_heads_word_starts_ray_without_a_call(run, gcs):
+    """A worker woken by the head's message starts Ray with no RPC in between (the head wrote it
+    after its own Health/Check saw SERVING): no Health/Check of the worker's once woken, and the
+    Ray version read (CheckAlive) comes after `ray start`, not before (no token: nothing for it
+    to check)."""
+    rdv = FakeRendezvous()
+    gcs.serving = False
+    try:
+        worker = run(worker_env(gcs.port, rdv.port), ["--log-format=json"])
+        worker.wait_for_log("holding the head's rendezvous")
+        before = gcs.methods()
+        gcs.serving = True
+        rdv.speak()
+        worker.wait_for_log("the GCS at 127.0.0.1 runs Ray")
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert "confirmed" not in worker.stderr, worker.stderr
+        after = gcs.methods()[len(before):]
+        assert HEALTH not in after, after
+        assert log_ts(worker.stderr, "started ray") <= log_ts(worker.stderr, "runs Ray 2.60.0"), worker.stderr
+    finally:
+        rdv.close()
+
+
+def test_a_lying_rendezvous_starts_ray_once(run, closed_port, tmp_path):
+    """A rendezvous that says SERVING with no GCS behind it: the first join believes it (Ray is
+    started once and fails), the rejoin after Ray ended confirms the head's word with a
+    Health/Check, finds nothing, and the pod ends when the head does not come back: Ray started
+    once, not once per round."""
+    rdv = FakeRendezvous(speak=True)
+    try:
+        worker = run(worker_env(closed_port, rdv.port, FAKE_RAY_MODE="exit:1", RAYBOOT_HEAD_LOSS_TIMEOUT="3"))
+        try:
+            code = worker.wait(20)
+        except subprocess.TimeoutExpired:
+            code = None  # still starting Ray again and again
+        ray_log = tmp_path / "ray.log"
+        starts = len(ray_log.read_text().splitlines()) if ray_log.exists() else 0
+        assert starts == 1, f"Ray started {starts} times:\n{worker.stderr}"
+        assert code == 1 and "the head did not come back" in worker.stderr, worker.stderr
+        assert rdv.told >= 2, rdv.told  # the rejoin heard the word again, and did not take it
+    finally:
+        rdv.close()
+
+
+def woken(run, gcs, rdv, env, args=()):
+    """A worker that holds rdv while gcs does not serve, then is woken by it."""
+    gcs.serving = False
+    worker = run(env, list(args))
+    worker.wait_for_log("holding the head's rendezvous")
+    gcs.serving = True
+    rdv.speak()
+    return worker
+
+
+def test_a_wrong_token_is_refused_before_ray_starts(run, gcs, tmp_path):
+    """Token mode (RAY_AUTH_TOKEN set): the Ray version read, CheckAlive, is the token's check and
+    comes before `ray start`: a woken worker with a wrong token exits 2 naming the variables, and
+    Ray never starts."""
+    gcs.token = "right"
+    rdv = FakeRendezvous()
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port, RAY_AUTH_TOKEN="wrong"))
+        assert worker.wait(10) == 2, worker.stderr
+        assert "RAY_AUTH_TOKEN" in worker.stderr and "RAY_AUTH_TOKEN_PATH" in worker.stderr, worker.stderr
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert "started ray" not in worker.stderr and not (tmp_path / "ray.log").exists(), worker.stderr
+    finally:
+        rdv.close()
+
+
+def test_the_right_token_is_checked_before_ray_starts(run, gcs):
+    rdv = FakeRendezvous()
+    gcs.token = "right"
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port, RAY_AUTH_TOKEN="right"), ["--log-format=json"])
+        worker.wait_for_log("started ray")
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert log_ts(worker.stderr, "runs Ray 2.60.0") <= log_ts(worker.stderr, "started ray"), worker.stderr
+        assert worker.stderr.index("runs Ray 2.60.0") < worker.stderr.index("started ray"), worker.stderr
+    finally:
+        rdv.close()
+
+
+def test_no_token_for_a_token_gcs_exits_2_and_stops_ray(run, gcs, tmp_path):
+    """Without a token the version read comes right after `ray start`: a GCS in token mode refuses
+    it, and the pod exits 2 naming the variables and stops the Ray it started."""
+    gcs.token = "right"
+    rdv = FakeRendezvous()
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port))
+        assert worker.wait(15) == 2, worker.stderr
+        assert "RAY_AUTH_TOKEN" in worker.stderr and "RAY_AUTH_TOKEN_PATH" in worker.stderr, worker.stderr
+        assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+        assert worker.stderr.count("started ray") == 1, worker.stderr
+        assert worker.stderr.index("started ray") < worker.stderr.index("RAY_AUTH_TOKEN"), worker.stderr
+    finally:
+        rdv.close()
 
 
 def test_no_rendezvous_falls_back_to_polling(run, gcs, closed_port):

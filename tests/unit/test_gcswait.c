@@ -1,8 +1,9 @@
 /* Unit tests for lib/gcswait.c's policy on a simulated clock (no network, no sleeping), and for
  * lib/rdvmsg.c's parser: while the name does not resolve only DNS is asked; with the rendezvous
- * held the GCS is probed every 5 s and the name looked up as often; the head's message brings one
- * probe; a lost rendezvous falls back to polling at 30-50 ms and is tried again every 2 s; news
- * come only on a change (and a progress line every 5 s). */
+ * held the GCS is probed every 5 s and the name looked up as often; the head's message is SERVING
+ * at once (with confirm, it brings one probe first); a lost rendezvous falls back to polling at
+ * 30-50 ms and is tried again every 2 s; news come only on a change (and a progress line every
+ * 5 s). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -83,13 +84,13 @@ static void test_unresolved_asks_only_dns(void **state)
 }
 
 /* The rendezvous held: one connect, the GCS probed every 5 s, DNS every 5 s; then the head's
- * message brings a probe at once, and SERVING ends the wait. */
+ * message is SERVING at once, with no probe of ours (the head's own Health/Check saw it). */
 static void test_held_rendezvous_barely_polls(void **state)
 {
     struct gcswait g;
     struct gcswait_news news;
     struct tally t = {0};
-    long now, sleep_ms;
+    long now;
     (void)state;
     gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 42);
     now = simulate(&g, 0, 60000, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
@@ -100,14 +101,33 @@ static void test_held_rendezvous_barely_polls(void **state)
     assert_true(t.resolves >= 11 && t.resolves <= 14);
     assert_int_equal(t.other_news, 2); /* the address, the rendezvous held */
     gcswait_rendezvous(&g, now, GCSWAIT_RDV_MESSAGE, "", &news);
-    assert_int_equal(news.n, 0);
-    assert_int_equal(gcswait_next(&g, now, &sleep_ms), GCSWAIT_DO_PROBE);
-    gcswait_probed(&g, now + 1, true, "Health/Check", "", &news);
     assert_int_equal(news.n, 1);
     assert_int_equal(news.item[0].event, GCSWAIT_SERVING);
     assert_true(gcswait_final(news.item[0].event));
     assert_string_equal(news.item[0].addr, "10.0.0.9");
     assert_non_null(strstr(news.item[0].text, "woken by the head's rendezvous"));
+    assert_null(strstr(news.item[0].text, "confirmed"));
+}
+
+/* A wait that confirms (a rejoin): the message brings one Health/Check at once, before any lookup
+ * that is due, and its SERVING ends the wait. */
+static void test_confirmed_message_probes_once(void **state)
+{
+    struct gcswait g;
+    struct gcswait_news news;
+    struct tally t = {0};
+    long now, sleep_ms;
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 42);
+    gcswait_confirm(&g, true);
+    now = simulate(&g, 0, 6000, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
+    gcswait_rendezvous(&g, now, GCSWAIT_RDV_MESSAGE, "", &news);
+    assert_int_equal(news.n, 0);
+    assert_int_equal(gcswait_next(&g, now + 10000, &sleep_ms), GCSWAIT_DO_PROBE); /* DNS is due too */
+    gcswait_probed(&g, now + 1, true, "Health/Check", "", &news);
+    assert_int_equal(news.n, 1);
+    assert_int_equal(news.item[0].event, GCSWAIT_SERVING);
+    assert_non_null(strstr(news.item[0].text, "woken by the head's rendezvous, confirmed"));
 }
 
 /* No rendezvous: the GCS is polled every 30-50 ms, the name once a second, the rendezvous tried
@@ -126,7 +146,8 @@ static void test_lost_rendezvous_falls_back_to_polling(void **state)
     assert_int_equal(t.progress, 2);
 }
 
-/* The head's message, and then a GCS that does not serve: polling, without the rendezvous again. */
+/* A wait that confirms: the head's message, and then a GCS that does not serve: polling, without
+ * the rendezvous again, and no SERVING. */
 static void test_message_not_confirmed_polls(void **state)
 {
     struct gcswait g;
@@ -135,6 +156,7 @@ static void test_message_not_confirmed_polls(void **state)
     long now;
     (void)state;
     gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 7);
+    gcswait_confirm(&g, true);
     now = simulate(&g, 0, 100, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
     gcswait_rendezvous(&g, now, GCSWAIT_RDV_MESSAGE, "", &news);
     memset(&t, 0, sizeof(t));
@@ -207,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_unresolved_asks_only_dns),
         cmocka_unit_test(test_held_rendezvous_barely_polls),
         cmocka_unit_test(test_lost_rendezvous_falls_back_to_polling),
+        cmocka_unit_test(test_confirmed_message_probes_once),
         cmocka_unit_test(test_message_not_confirmed_polls),
         cmocka_unit_test(test_new_address_moves_the_rendezvous),
         cmocka_unit_test(test_deadline_and_off),

@@ -112,11 +112,11 @@ static void test_zero_still_checks(void **state)
 /* How the stand-in prober ends a wait. */
 enum fake_end { END_CANCEL, END_TOKEN_TAKEN, END_TOKEN_REFUSED };
 
-/* The prober as wait_for_gcs sees it: a forked stand-in on a socketpair that takes the wait's
- * request, sends "signals" (bytes on the stop pipe) that the check reads and lets go, a stale
- * piece of news from another wait, progress, then SERVING, and answers the Ray version's
- * request (CheckAlive, which also takes the token) as told; or, told to wait for a cancel, exits 0 only
- * when PROBE_CANCEL comes. */
+/* The prober as wait_for_gcs and then wait_read_ray_version see it: a forked stand-in on a
+ * socketpair that takes the wait's request (confirm as the test asks), sends "signals" (bytes on
+ * the stop pipe) that the check reads and lets go, a stale piece of news from another wait,
+ * progress, then SERVING, and answers the Ray version's request (CheckAlive, which also takes the
+ * token) as told; or, told to wait for a cancel, exits 0 only when PROBE_CANCEL comes. */
 static void news(int fd, unsigned id, enum gcswait_event event, const char *addr, const char *text)
 {
     struct prober_reply reply;
@@ -130,12 +130,13 @@ static void news(int fd, unsigned id, enum gcswait_event event, const char *addr
         _exit(5);
 }
 
-static void fake_prober(int fd, int signal_fd, enum fake_end end)
+static void fake_prober(int fd, int signal_fd, enum fake_end end, bool confirm)
 {
     struct prober_request req;
     struct timespec pause = {0, 20 * 1000 * 1000};
     if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_WAIT_GCS ||
-        strcmp(req.name, "head.ns.svc") != 0 || req.port != 6379 || req.wait.rendezvous_port != 8079)
+        strcmp(req.name, "head.ns.svc") != 0 || req.port != 6379 || req.wait.rendezvous_port != 8079 ||
+        req.wait.confirm != (confirm ? 1 : 0))
         _exit(3);
     news(fd, req.wait.id, GCSWAIT_RESOLVED, "10.0.0.9", "");
     for (int i = 0; i < 15; i++) {
@@ -165,10 +166,13 @@ static void fake_prober(int fd, int signal_fd, enum fake_end end)
     _exit(0);
 }
 
-static int run_against_fake(struct fake_signals *f, enum fake_end end, enum wait_result *res, char *addr, long *took)
+/* wait_for_gcs, then (when it is ready) wait_read_ray_version, as a worker's join does: *res
+ * the last one's result. */
+static int run_against_fake(struct fake_signals *f, enum fake_end end, bool confirm, enum wait_result *res, char *addr,
+                            long *took)
 {
     struct wait_stop stop = {f->fds[0], check, f};
-    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079, 0, 0};
+    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079, 0, 0, confirm};
     struct prober p;
     struct errbuf err;
     int sv[2], status = -1;
@@ -179,12 +183,14 @@ static int run_against_fake(struct fake_signals *f, enum fake_end end, enum wait
     assert_true(pid >= 0);
     if (pid == 0) {
         close(sv[0]);
-        fake_prober(sv[1], f->fds[1], end);
+        fake_prober(sv[1], f->fds[1], end, confirm);
     }
     close(sv[1]);
     p.pid = pid;
     p.fd = sv[0];
     *res = wait_for_gcs(&p, &w, addr, &err);
+    if (*res == WAIT_READY)
+        *res = wait_read_ray_version(&p, addr, 6379, &err);
     *took = monotime_ms() - t0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     close(sv[0]);
@@ -201,7 +207,7 @@ static void test_gcs_wait_goes_on_across_signals(void **state)
     long took;
     (void)state;
     open_fake(&f, false, 0);
-    assert_int_equal(run_against_fake(&f, END_TOKEN_TAKEN, &res, addr, &took), 0);
+    assert_int_equal(run_against_fake(&f, END_TOKEN_TAKEN, false, &res, addr, &took), 0);
     assert_int_equal(res, WAIT_READY);
     assert_string_equal(addr, "10.0.0.9");
     assert_int_equal(f.bytes_read, 15);
@@ -218,15 +224,15 @@ static void test_gcs_wait_stop_cancels(void **state)
     long took;
     (void)state;
     open_fake(&f, true, 3);
-    assert_int_equal(run_against_fake(&f, END_CANCEL, &res, addr, &took), 0);
+    assert_int_equal(run_against_fake(&f, END_CANCEL, true, &res, addr, &took), 0);
     assert_int_equal(res, WAIT_STOPPED);
     assert_true(took < 2000);
     assert_int_equal(f.bytes_read, 3);
     close_fake(&f);
 }
 
-/* A GCS that serves but refuses this pod's token ends the wait as WAIT_UNAUTHENTICATED, saying
- * why, instead of after the deadline. */
+/* A GCS that serves but refuses this pod's token: the wait is ready, and the version read that
+ * follows says WAIT_UNAUTHENTICATED at once instead of after the deadline. */
 static void test_gcs_wait_refused_token(void **state)
 {
     struct fake_signals f;
@@ -235,7 +241,7 @@ static void test_gcs_wait_refused_token(void **state)
     long took;
     (void)state;
     open_fake(&f, false, 0);
-    assert_int_equal(run_against_fake(&f, END_TOKEN_REFUSED, &res, addr, &took), 0);
+    assert_int_equal(run_against_fake(&f, END_TOKEN_REFUSED, false, &res, addr, &took), 0);
     assert_int_equal(res, WAIT_UNAUTHENTICATED);
     assert_true(took < 5000);
     close_fake(&f);
