@@ -26,8 +26,8 @@ static void check(const char *buf, size_t len, enum rendezvous_parse_result r, s
         __builtin_trap();
     if ((r == RENDEZVOUS_INCOMPLETE || r == RENDEZVOUS_BAD) && used != 0)
         __builtin_trap();
-    if (r == RENDEZVOUS_INCOMPLETE &&
-        !is_prefix(buf, n, serving, sizeof(serving) - 1) && !is_prefix(buf, n, finished, sizeof(finished) - 1))
+    if (r == RENDEZVOUS_INCOMPLETE && !is_prefix(buf, n, serving, sizeof(serving) - 1) &&
+        !is_prefix(buf, n, finished, sizeof(finished) - 1))
         __builtin_trap();
 }
 
