@@ -301,6 +301,12 @@ static void monitor_head(struct pod *pod)
             pod->head_lost_since_ms = monotime_ms();
             log_warn("lost the head %s:%d: %s", pod->plan.head_fqdn, pod->plan.head_port, reply.reason);
         }
+        /* A watch still held on a head that does not answer (its node gone, no FIN) only slows the
+         * looks down: let it go; it is started again once the head answers. */
+        if (pod->watch.pid > 0) {
+            rdvwatch_stop(&pod->watch);
+            pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
+        }
         return;
     }
     if (pod->head_lost_since_ms)

@@ -24,14 +24,21 @@
 #define WATCH_EXIT_CONNECT 4 /* no connection: refused, unreachable, timeout */
 #define WATCH_EXIT_BAD 5     /* bytes that are not rayboot's rendezvous */
 
+/* A rule of the watch's filter, named "watch-CALL" (tests knock each out by that name). */
+#define WATCH_ALLOW(call)                                                                                              \
+    {                                                                                                                  \
+        "watch-" #call, SCMP_SYS(call), 0, {{0}}, 0                                                                    \
+    }
+
 /* The child's allowlist once connected: wait, read, exit (no write of any kind, no connect, no
- * open: what it reads can make it do nothing but exit). */
+ * open: what it reads can make it do nothing but exit). tests/contract/test_rendezvous_finished.py
+ * proves each needed. */
 static const struct sandbox_rule rdvwatch_rules[] = {
-    SANDBOX_ALLOW(poll),            /* the one wait, on the connection */
-    SANDBOX_ALLOW(recvfrom),        /* recv(2): the head's bytes, at most RENDEZVOUS_READ_MAX + 1 */
-    SANDBOX_ALLOW(restart_syscall), /* a poll stopped by SIGSTOP and continued */
-    SANDBOX_ALLOW(munmap),          /* the filter's own memory, freed once it is loaded (seccomp_release) */
-    SANDBOX_ALLOW(exit_group),      /* _exit(2) */
+    WATCH_ALLOW(poll),            /* the one wait, on the connection */
+    WATCH_ALLOW(recvfrom),        /* recv(2): the head's bytes, at most RENDEZVOUS_READ_MAX + 1 */
+    WATCH_ALLOW(restart_syscall), /* a poll stopped by SIGSTOP and continued */
+    WATCH_ALLOW(munmap),          /* seccomp_release, when loading took a new group of memory */
+    WATCH_ALLOW(exit_group),      /* _exit(2) */
 };
 
 /* A non-blocking connect given RDVWATCH_CONNECT_TIMEOUT_MS. The socket, or -1. */
