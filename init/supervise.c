@@ -275,8 +275,13 @@ static void watch_ended(struct pod *pod)
         head_finished(pod, "told by its rendezvous");
         return;
     }
-    /* A head without a rendezvous is said once; one that was held and went away, every time. */
-    if (!pod->watch_quiet || outcome != RDVWATCH_UNREACHABLE)
+    /* A head without a rendezvous (an older rayboot, or it is off there) is as the wait for it says
+     * it, once and no warning; one that was held and went away, every time. */
+    if (outcome == RDVWATCH_UNREACHABLE && !pod->watch_quiet)
+        log_info("no rendezvous to watch at %s port %d (%s): looking at the head every %d s, watching again in %d s",
+                 pod->gcs_addr, pod->settings.rendezvous_port, err.msg, WORKER_MONITOR_INTERVAL_MS / 1000,
+                 WORKER_WATCH_RETRY_MS / 1000);
+    else if (outcome != RDVWATCH_UNREACHABLE)
         log_warn("the watch on the head's rendezvous ended: %s; looking at the head every %d s, watching again in "
                  "%d s",
                  err.msg, WORKER_MONITOR_INTERVAL_MS / 1000, WORKER_WATCH_RETRY_MS / 1000);
