@@ -195,7 +195,11 @@ def main():
             out += bytes([size - 1]) + data[i:i + size]
         return out
     message = b"RAYBOOT-RDV/1 SERVING\n"
+    finished = b"RAYBOOT-RDV/1 FINISHED\n"
     for name, data in {"whole-8": pieces(message, 8), "bytewise": pieces(message, 1),
+                       "both-8": pieces(message + finished, 8), "both-bytewise": pieces(message + finished, 1),
+                       "finished-alone": pieces(finished, 8), "finished-twice": pieces(finished + finished, 5),
+                       "finished-prefix": pieces(finished[:17], 4), "serving-then-junk": pieces(message + b"GET /", 6),
                        "prefix": pieces(message[:9], 3), "version-2": pieces(message.replace(b"/1", b"/2"), 8),
                        "trailing": pieces(message + b"X", 8), "http": pieces(b"HTTP/1.1 400 Bad Request\r\n", 8),
                        "empty": b""}.items():

@@ -29,6 +29,7 @@ void pod_init(struct pod *p)
     p->prober.fd = -1;
     p->rendezvous.pid = -1;
     p->rendezvous.fd = -1;
+    p->watch.pid = -1;
     strv_init(&p->ray_env);
     strv_init(&p->cmd_env);
 }
@@ -37,6 +38,7 @@ void pod_free(struct pod *p)
 {
     prober_stop(&p->prober);
     rendezvous_stop(&p->rendezvous);
+    rdvwatch_stop(&p->watch);
     if (p->sigfd >= 0)
         close(p->sigfd);
     p->sigfd = -1;
@@ -126,6 +128,11 @@ void pod_reap(struct pod *p)
             else
                 log_warn("the rendezvous (pid %d) ended (%d); the workers poll the GCS", (int)pid,
                          proc_exit_code(status));
+        } else if (pid == p->watch.pid) {
+            /* Rayboot's own child, not the pod's: what it saw is the supervisor's to act on. */
+            p->watch.pid = -1;
+            p->watch_status = status;
+            p->watch_ended = true;
         } else if (pid == p->prober.pid) {
             struct errbuf err;
             p->prober.pid = -1;

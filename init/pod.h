@@ -10,6 +10,7 @@
 #include "dns.h"
 #include "plan.h"
 #include "prober.h"
+#include "rdvwatch.h"
 #include "settings.h"
 #include "rendezvous.h"
 #include "strv.h"
@@ -20,6 +21,7 @@ struct pod {
     struct settings settings;
     struct prober prober;
     struct rendezvous rendezvous; /* the head's: its waiting workers told when its GCS serves */
+    struct rdvwatch watch;        /* a joined worker's: told when its head's command ends */
     int sigfd;
     struct strv ray_env; /* rayboot's environment plus the plan's, for ray start */
     struct strv cmd_env; /* the same plus RAY_ADDRESS, for the user's command */
@@ -49,6 +51,10 @@ struct pod {
     char cluster_id[256];              /* the head we joined */
     long next_monitor_ms;
     long head_lost_since_ms; /* 0 while the head answers */
+    int watch_status;        /* wait status, valid once watch_ended */
+    bool watch_ended;        /* the watch was reaped; the supervisor has not looked yet */
+    bool watch_quiet;        /* its failure to connect was said: retries are not */
+    long watch_retry_ms;     /* no watch is started before this time */
 };
 
 /* Nothing started, nothing open; pod_free undoes whatever was set up since. */

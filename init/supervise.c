@@ -30,9 +30,14 @@
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
 #define WORKER_MONITOR_INTERVAL_MS 2000
+/* While a worker's watch holds the head's rendezvous, its end is told at once: the looks are only
+ * a safety net (a head whose node vanished sends no FIN; a replaced head says nothing). */
+#define WORKER_WATCHED_INTERVAL_MS 15000
+/* A watch that was lost (no rendezvous, or it went away) is tried again after this long. */
+#define WORKER_WATCH_RETRY_MS 30000
 /* After its command ends, the head keeps its GCS up until no worker is ALIVE or this long, so
- * that every worker reads the "finished" key on its next look (WORKER_MONITOR_INTERVAL_MS) and
- * leaves by itself. */
+ * that every worker without a watch reads the "finished" key on its next look
+ * (WORKER_MONITOR_INTERVAL_MS) and leaves by itself. */
 #define HEAD_LINGER_MS 8000
 #define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
@@ -155,6 +160,8 @@ static void command_done(struct pod *pod)
     pod->job_finished = true;
     pod->stopping = true;
     snprintf(code, sizeof(code), "%d", pod->exit_code);
+    /* Workers holding the rendezvous leave at once; the key is for those that hold none. */
+    rendezvous_finished(&pod->rendezvous);
     if (pod->ray_pid > 0 && pod_ask(pod, prober_req_kv_put(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, code, 0),
                                     &reply) == PROBER_OK) {
         log_info("the command is done (exit %d); waiting for the workers to leave before Ray stops", pod->exit_code);
@@ -170,6 +177,8 @@ static void worker_ray_ended(struct pod *pod)
     struct errbuf err;
     enum wait_result res;
 
+    rdvwatch_stop(&pod->watch); /* it watched the head Ray left; a new one follows the new Ray */
+    pod->watch_ended = false;
     if (pod->job_finished) {
         pod->stopping = true;
         pod->exit_code = 0;
@@ -212,6 +221,72 @@ static void worker_ray_ended(struct pod *pod)
         pod->stopping = true;
 }
 
+/* The head's command finished: the worker stops Ray and ends 0, whoever told it. */
+static void head_finished(struct pod *pod, const char *how)
+{
+    log_info("the head's command finished (%s): stopping Ray", how);
+    pod_end_reason(pod, "the head's command finished (%s)", how);
+    pod->job_finished = true;
+    pod->stopping = true;
+    pod->exit_code = 0;
+    pod_stop_ray(pod, RAY_STOP_TIMEOUT_MS);
+}
+
+/* A joined worker holds the head's rendezvous through a watch child (lib/rdvwatch.c): started
+ * once Ray runs and the head answered, again WORKER_WATCH_RETRY_MS after one was lost. Off with
+ * RAYBOOT_RENDEZVOUS_PORT=0. */
+static void watch_head(struct pod *pod)
+{
+    struct errbuf err;
+    long now = monotime_ms();
+    if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 || pod->restarting_ray ||
+        pod->settings.rendezvous_port == 0 || pod->watch.pid > 0 || !pod->gcs_addr[0] || pod->head_lost_since_ms ||
+        now < pod->watch_retry_ms)
+        return;
+    if (rdvwatch_start(&pod->watch, pod->gcs_addr, pod->settings.rendezvous_port, &err) < 0) {
+        log_warn("cannot watch the head's rendezvous (%s): looking at the head every %d s", err.msg,
+                 WORKER_MONITOR_INTERVAL_MS / 1000);
+        pod->watch_retry_ms = now + WORKER_WATCH_RETRY_MS;
+        return;
+    }
+    if (!pod->watch_quiet)
+        log_info("watching the head's rendezvous at %s port %d (pid %d): leaving when its command ends; looking at "
+                 "the head every %d s meanwhile",
+                 pod->gcs_addr, pod->settings.rendezvous_port, (int)pod->watch.pid, WORKER_WATCHED_INTERVAL_MS / 1000);
+    pod->next_monitor_ms = now + WORKER_WATCHED_INTERVAL_MS;
+}
+
+/* The watch has ended: FINISHED takes the path the "finished" key takes; anything else makes the
+ * worker look at its head at once and every WORKER_MONITOR_INTERVAL_MS, as without a rendezvous. */
+static void watch_ended(struct pod *pod)
+{
+    struct errbuf err;
+    enum rdvwatch_outcome outcome;
+    if (!pod->watch_ended)
+        return;
+    pod->watch_ended = false;
+    outcome = rdvwatch_outcome(pod->watch_status, &err);
+    if (pod->stopping || pod->plan.role != PLAN_ROLE_WORKER)
+        return;
+    if (outcome == RDVWATCH_FINISHED) {
+        head_finished(pod, "told by its rendezvous");
+        return;
+    }
+    /* A head without a rendezvous (an older rayboot, or it is off there) is as the wait for it says
+     * it, once and no warning; one that was held and went away, every time. */
+    if (outcome == RDVWATCH_UNREACHABLE && !pod->watch_quiet)
+        log_info("no rendezvous to watch at %s port %d (%s): looking at the head every %d s, watching again in %d s",
+                 pod->gcs_addr, pod->settings.rendezvous_port, err.msg, WORKER_MONITOR_INTERVAL_MS / 1000,
+                 WORKER_WATCH_RETRY_MS / 1000);
+    else if (outcome != RDVWATCH_UNREACHABLE)
+        log_warn("the watch on the head's rendezvous ended: %s; looking at the head every %d s, watching again in "
+                 "%d s",
+                 err.msg, WORKER_MONITOR_INTERVAL_MS / 1000, WORKER_WATCH_RETRY_MS / 1000);
+    pod->watch_quiet = outcome == RDVWATCH_UNREACHABLE;
+    pod->watch_retry_ms = monotime_ms() + WORKER_WATCH_RETRY_MS;
+    pod->next_monitor_ms = monotime_ms();
+}
+
 /* A worker's periodic look at its head: finished? replaced? gone? */
 static void monitor_head(struct pod *pod)
 {
@@ -219,13 +294,20 @@ static void monitor_head(struct pod *pod)
     if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 ||
         monotime_ms() < pod->next_monitor_ms)
         return;
-    pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
+    pod->next_monitor_ms =
+        monotime_ms() + (pod->watch.pid > 0 ? WORKER_WATCHED_INTERVAL_MS : WORKER_MONITOR_INTERVAL_MS);
     if (pod_ask(pod, prober_req_resolve(pod->plan.head_fqdn, 0), &reply) == PROBER_OK)
         snprintf(pod->gcs_addr, sizeof(pod->gcs_addr), "%s", reply.addr);
     if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) != PROBER_OK) {
         if (pod->head_lost_since_ms == 0) {
             pod->head_lost_since_ms = monotime_ms();
             log_warn("lost the head %s:%d: %s", pod->plan.head_fqdn, pod->plan.head_port, reply.reason);
+        }
+        /* A watch still held on a head that does not answer (its node gone, no FIN) only slows the
+         * looks down: let it go; it is started again once the head answers. */
+        if (pod->watch.pid > 0) {
+            rdvwatch_stop(&pod->watch);
+            pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
         }
         return;
     }
@@ -242,12 +324,9 @@ static void monitor_head(struct pod *pod)
         return;
     }
     if (pod_ask(pod, prober_req_kv_get(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, 0), &reply) == PROBER_OK) {
-        log_info("the head's command finished (exit %s): stopping Ray", reply.value);
-        pod_end_reason(pod, "the head's command finished (exit %s)", reply.value);
-        pod->job_finished = true;
-        pod->stopping = true;
-        pod->exit_code = 0;
-        pod_stop_ray(pod, RAY_STOP_TIMEOUT_MS);
+        char how[sizeof(reply.value) + 8];
+        snprintf(how, sizeof(how), "exit %s", reply.value);
+        head_finished(pod, how);
     }
 }
 
@@ -313,14 +392,18 @@ int supervise(struct pod *pod)
         long timeout = WORKER_MONITOR_INTERVAL_MS, now;
 
         decide(pod);
+        watch_ended(pod);
         monitor_head(pod);
+        watch_head(pod);
         if (pod->stopping && pod->ray_pid == 0 && pod->cmd_pid == 0) {
-            /* The prober and the rendezvous are ours, not something to wait for (the rendezvous
+            /* The prober, the rendezvous and the watch are ours, not something to wait for (the rendezvous
              * left running held the head's pod until the deadline's SIGKILL). */
             if (pod->prober.pid > 0)
                 prober_stop(&pod->prober);
             if (pod->rendezvous.pid > 0)
                 rendezvous_stop(&pod->rendezvous);
+            if (pod->watch.pid > 0)
+                rdvwatch_stop(&pod->watch);
             if (!children_left())
                 return pod->exit_code;
             if (pod->kill_at_ms == 0)

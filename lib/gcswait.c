@@ -293,6 +293,7 @@ static int rdv_connect(struct rdv_conn *c, const char *addr, int port, long now_
 static int rdv_event(struct rdv_conn *c, struct errbuf *err)
 {
     ssize_t n;
+    size_t used;
     if (c->connecting) {
         int sock_err = 0;
         socklen_t len = sizeof(sock_err);
@@ -313,7 +314,8 @@ static int rdv_event(struct rdv_conn *c, struct errbuf *err)
         return GCSWAIT_RDV_LOST;
     }
     c->len += (size_t)n;
-    switch (rendezvous_parse(c->buf, c->len)) {
+    /* SERVING is all the wait needs (a FINISHED after it is the worker's watch's, lib/rdvwatch.c). */
+    switch (rendezvous_parse(c->buf, c->len, &used)) {
     case RENDEZVOUS_SERVING:
         return GCSWAIT_RDV_MESSAGE;
     case RENDEZVOUS_INCOMPLETE:

@@ -1,6 +1,6 @@
-/* The rendezvous: its message's parser (workers) and its listening child (the head). The child
- * reads nothing from the network: it accepts, holds, writes one fixed message and closes; a byte
- * from a worker, or its hanging up, only closes that connection. README "Ports". */
+/* The rendezvous' listening child (the head). The child reads nothing from the network: it
+ * accepts, holds, writes two fixed messages (SERVING, then FINISHED) and closes; a byte from a
+ * worker, or its hanging up, only closes that connection. README "Ports". */
 #include "rendezvous.h"
 
 #include <errno.h>
@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "scrub.h"
 
-/* The control socket's one message: the GCS is SERVING. */
+/* The control socket's messages: the GCS is SERVING; the head's command has FINISHED. */
 #define CONTROL_SERVING 'S'
-/* Descriptors a forked child may have inherited (rayboot opens a handful). */
-#define INHERITED_FD_MAX 1024
+#define CONTROL_FINISHED 'F'
 
 /* The child's allowlist: what its loop calls, nothing more (no open, no connect, no read of a
  * worker's bytes: recv is for the control socket). */
@@ -34,20 +34,35 @@ static const struct sandbox_rule rendezvous_rules[] = {
     SANDBOX_ALLOW(exit_group),      /* _exit(2) */
 };
 
+/* Where the head is: waiting for its GCS, serving (connections held, each told SERVING), or its
+ * command finished (each told both and closed). */
+enum holder_state { HOLD_WAITING, HOLD_SERVING, HOLD_FINISHED };
+
 struct holder {
     int listen_fd;
     int control_fd;
-    bool serving;
+    enum holder_state state;
     size_t held;
     int fds[RENDEZVOUS_MAX_HELD];
     struct pollfd pfds[RENDEZVOUS_MAX_HELD + 2];
 };
 
-static void tell(int fd)
+/* A fresh socket's send buffer takes these few bytes at once; a worker that is gone is no matter. */
+static void say(int fd, const char *message, size_t len)
+{
+    (void)!send(fd, message, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void say_serving(int fd)
 {
     static const char message[] = RENDEZVOUS_MESSAGE;
-    /* A fresh socket's send buffer takes these bytes at once; a worker that is gone is no matter. */
-    (void)!send(fd, message, sizeof(message) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    say(fd, message, sizeof(message) - 1);
+}
+
+static void say_finished_and_close(int fd)
+{
+    static const char message[] = RENDEZVOUS_FINISHED_MESSAGE;
+    say(fd, message, sizeof(message) - 1);
     close(fd);
 }
 
@@ -57,16 +72,45 @@ static void drop_held(struct holder *h, size_t i)
     h->fds[i] = h->fds[--h->held];
 }
 
+/* A new connection: held while there is a slot (told SERVING first once the GCS serves). With no
+ * slot left after SERVING, or once finished, it is told what is known and closed: its worker
+ * polls (its watch is lost) or leaves. */
+static void take(struct holder *h, int fd)
+{
+    if (h->state != HOLD_WAITING)
+        say_serving(fd);
+    if (h->state == HOLD_FINISHED)
+        say_finished_and_close(fd);
+    else if (h->held < RENDEZVOUS_MAX_HELD)
+        h->fds[h->held++] = fd;
+    else
+        close(fd);
+}
+
 static void accept_all(struct holder *h)
 {
-    while (h->serving || h->held < RENDEZVOUS_MAX_HELD) {
+    while (h->state != HOLD_WAITING || h->held < RENDEZVOUS_MAX_HELD) {
         int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return; /* EAGAIN, or a connection reset before it was accepted */
-        if (h->serving)
-            tell(fd);
-        else
-            h->fds[h->held++] = fd;
+        take(h, fd);
+    }
+}
+
+/* One byte from rayboot: SERVING or FINISHED, each acted on once (FINISHED implies SERVING). */
+static void control(struct holder *h, char c)
+{
+    if (c == CONTROL_SERVING && h->state == HOLD_WAITING) {
+        h->state = HOLD_SERVING;
+        for (size_t i = 0; i < h->held; i++)
+            say_serving(h->fds[i]);
+    } else if (c == CONTROL_FINISHED && h->state != HOLD_FINISHED) {
+        if (h->state == HOLD_WAITING)
+            for (size_t i = 0; i < h->held; i++)
+                say_serving(h->fds[i]);
+        h->state = HOLD_FINISHED;
+        while (h->held > 0)
+            say_finished_and_close(h->fds[--h->held]);
     }
 }
 
@@ -74,7 +118,9 @@ static void hold_loop(struct holder *h)
 {
     for (;;) {
         size_t n = 0, first_held;
-        bool listening = h->serving || h->held < RENDEZVOUS_MAX_HELD;
+        /* Waiting, a full house leaves later workers in the backlog (they poll by their timeout);
+         * after SERVING every connection is answered. */
+        bool listening = h->state != HOLD_WAITING || h->held < RENDEZVOUS_MAX_HELD;
         h->pfds[n++] = (struct pollfd){h->control_fd, POLLIN, 0};
         if (listening)
             h->pfds[n++] = (struct pollfd){h->listen_fd, POLLIN, 0};
@@ -92,11 +138,8 @@ static void hold_loop(struct holder *h)
             ssize_t got = recv(h->control_fd, &c, 1, 0);
             if (got <= 0 && !(got < 0 && errno == EINTR))
                 _exit(0); /* rayboot is gone or stopping */
-            if (got == 1 && c == CONTROL_SERVING && !h->serving) {
-                h->serving = true;
-                while (h->held > 0)
-                    tell(h->fds[--h->held]);
-            }
+            if (got == 1)
+                control(h, c);
         }
         if (listening && h->pfds[1].revents)
             accept_all(h);
@@ -108,9 +151,7 @@ static struct holder holder; /* static: the confined child allocates nothing */
 static void child_main(int listen_fd, int control_fd)
 {
     struct errbuf err;
-    for (int fd = 3; fd < INHERITED_FD_MAX; fd++)
-        if (fd != listen_fd && fd != control_fd)
-            close(fd);
+    scrub_fds_but(listen_fd, control_fd);
     if (sandbox_confine_only(rendezvous_rules, sizeof(rendezvous_rules) / sizeof(rendezvous_rules[0]), &err) < 0)
         _exit(1);
     holder.listen_fd = listen_fd;
@@ -187,6 +228,13 @@ int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
 void rendezvous_serving(struct rendezvous *r)
 {
     char c = CONTROL_SERVING;
+    if (r->fd >= 0)
+        (void)!send(r->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void rendezvous_finished(struct rendezvous *r)
+{
+    char c = CONTROL_FINISHED;
     if (r->fd >= 0)
         (void)!send(r->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }

@@ -1,9 +1,12 @@
 /* The rendezvous (issue 20): the head's rayboot tells its waiting workers the moment its GCS
- * serves. A child of the head's rayboot, confined by its own seccomp filter, accepts and holds up
- * to RENDEZVOUS_MAX_HELD connections on a TCP port of ours and reads nothing from them; when told
- * the GCS is SERVING it writes RENDEZVOUS_MESSAGE to each held connection and to every later one,
- * and closes them. Workers (the prober, lib/gcswait.c) hold one such connection instead of
- * polling the GCS, and parse what they read with rendezvous_parse (rdvmsg.h). */
+ * serves, and its joined workers the moment its command ends. A child of the head's rayboot,
+ * confined by its own seccomp filter, accepts and holds up to RENDEZVOUS_MAX_HELD connections on
+ * a TCP port of ours and reads nothing from them; when told the GCS is SERVING it writes
+ * RENDEZVOUS_MESSAGE to each held connection and to every later one, and keeps them; when told
+ * the command FINISHED it writes RENDEZVOUS_FINISHED_MESSAGE to each and closes them (later ones
+ * get both lines and are closed). Waiting workers (the prober, lib/gcswait.c) let go after
+ * SERVING; joined ones (their watch, lib/rdvwatch.c) hold on for FINISHED. Both parse with
+ * rendezvous_parse (rdvmsg.h). */
 #ifndef RAYBOOT_RENDEZVOUS_H
 #define RAYBOOT_RENDEZVOUS_H
 
@@ -25,8 +28,13 @@ struct rendezvous {
  * message when the port cannot be had (the head goes on; its workers poll). */
 int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err);
 
-/* The GCS is SERVING: the child writes the message to every held and later connection. */
+/* The GCS is SERVING: the child writes the message to every held and later connection, and keeps
+ * them. */
 void rendezvous_serving(struct rendezvous *r);
+
+/* The head's command has ended: the child writes FINISHED to every held connection and closes
+ * them, and answers later ones with both lines. */
+void rendezvous_finished(struct rendezvous *r);
 
 /* Closes the control socket (the child exits) and reaps it. */
 void rendezvous_stop(struct rendezvous *r);

@@ -1,9 +1,10 @@
-/* The prober's clean-up between fork and confinement: descriptors and environment. It owns no
+/* A forked helper's clean-up between fork and confinement: descriptors and environment. It owns no
  * policy on what the helper keeps (its caller passes the one socket) and loads no filter
  * (sandbox.c). clearenv() alone is not enough: the strings stay in memory and in
  * /proc/PID/environ, so they are overwritten first. */
 #include "scrub.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,8 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Without close_range(2) (Linux before 5.9) descriptors are closed one by one up to the soft
- * limit, at most this many: far above what rayboot or the sidecar open (a few dozen). */
+/* Without close_range(2) (Linux before 5.9) and without /proc, descriptors are closed one by one
+ * up to the soft limit, at most this many: far above what rayboot or the sidecar open. */
 #define SCRUB_FD_SCAN_MAX 65536
 /* /proc/self/stat is one line of 52 fields, the command name at most 16 bytes: well under this. */
 #define SCRUB_STAT_MAX_BYTES 4096
@@ -21,6 +22,25 @@
 #define STAT_FIELD_ENV_START 50
 
 extern char **environ;
+
+/* Without close_range(2): the descriptors /proc/self/fd lists in [first, last], the directory's
+ * own excepted. 0, or -1 when /proc cannot be read. */
+static int close_listed(unsigned int first, unsigned int last)
+{
+    struct dirent *e;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        unsigned long fd = strtoul(e->d_name, &end, 10);
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end != '\0' || fd < first || fd > last || (int)fd == dirfd(d))
+            continue;
+        close((int)fd);
+    }
+    closedir(d);
+    return 0;
+}
 
 static void close_from_to(unsigned int first, unsigned int last)
 {
@@ -31,11 +51,29 @@ static void close_from_to(unsigned int first, unsigned int last)
     if (syscall(SYS_close_range, first, last, 0) == 0)
         return;
 #endif
+    if (close_listed(first, last) == 0)
+        return;
+    /* No /proc either: one by one up to the soft limit. */
     max = sysconf(_SC_OPEN_MAX);
     if (max < 0 || max > SCRUB_FD_SCAN_MAX)
         max = SCRUB_FD_SCAN_MAX;
     for (long fd = first; fd <= (long)last && fd < max; fd++)
         close((int)fd);
+}
+
+void scrub_fds_but(int keep_a, int keep_b)
+{
+    unsigned int from = STDERR_FILENO + 1;
+    int lo = keep_a < keep_b ? keep_a : keep_b, hi = keep_a < keep_b ? keep_b : keep_a;
+    if (lo > STDERR_FILENO) {
+        close_from_to(from, (unsigned int)lo - 1);
+        from = (unsigned int)lo + 1;
+    }
+    if (hi > STDERR_FILENO && hi != lo) {
+        close_from_to(from, (unsigned int)hi - 1);
+        from = (unsigned int)hi + 1;
+    }
+    close_from_to(from, ~0U);
 }
 
 int scrub_fds(int keep_fd)
@@ -56,9 +94,7 @@ int scrub_fds(int keep_fd)
         if (null_fd > STDERR_FILENO)
             close(null_fd);
     }
-    if (keep_fd > STDERR_FILENO + 1)
-        close_from_to(STDERR_FILENO + 1, (unsigned int)keep_fd - 1);
-    close_from_to((unsigned int)keep_fd + 1, ~0U);
+    scrub_fds_but(keep_fd, -1);
     return keep_fd;
 }
 

@@ -1,5 +1,6 @@
 """Fixtures for black-box contract tests of the static rayboot binary: a fake GCS, a fake `ray`,
-a pod root with the files rayboot reads, and a runner that starts rayboot with an exact env."""
+a pod root with the files rayboot reads, and a runner that starts rayboot (or a test build of it)
+with an exact env."""
 import json
 import os
 import pathlib
@@ -103,7 +104,7 @@ class Rayboot:
 def run(rayboot_bin, pod_root, tmp_path):
     started = []
 
-    def start(extra_env=None, args=(), preexec_fn=None, user=None, wrap=()):
+    def start(extra_env=None, args=(), preexec_fn=None, user=None, wrap=(), binary=None):
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOSTNAME": "pod-0",
@@ -114,7 +115,7 @@ def run(rayboot_bin, pod_root, tmp_path):
             "RAYBOOT_RENDEZVOUS_PORT": str(RENDEZVOUS_PORT),
         }
         env.update(extra_env or {})
-        r = Rayboot(rayboot_bin, env, args, tmp_path, preexec_fn, user, wrap)
+        r = Rayboot(binary or rayboot_bin, env, args, tmp_path, preexec_fn, user, wrap)
         started.append(r)
         return r
 

@@ -266,8 +266,9 @@ def test_a_bad_port_exits_2_naming_it(run, gcs, value):
 
 
 def test_late_worker_is_told_at_once_and_the_child_reads_nothing(run, gcs):
-    """After SERVING, a new connection gets the message and is closed; a peer that writes bytes
-    while the GCS is not yet serving is only hung up on (the child reads nothing)."""
+    """After SERVING, a new connection gets the message at once and is held (until the job ends:
+    test_rendezvous_finished.py); a peer that writes bytes while the GCS is not yet serving is only
+    hung up on (the child reads nothing)."""
     rdv = free_port()
     gcs.serving = False
     head = run(head_env(gcs, rdv))
@@ -278,9 +279,12 @@ def test_late_worker_is_told_at_once_and_the_child_reads_nothing(run, gcs):
     gcs.serving = True
     head.wait_for_log("is SERVING")
     assert held.recv(100) == MESSAGE
-    assert held.recv(100) == b""
     late = socket.create_connection(("127.0.0.1", rdv), timeout=5)
-    assert late.recv(100) == MESSAGE and late.recv(100) == b""
+    assert late.recv(100) == MESSAGE
+    for s in (held, late):
+        s.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            s.recv(100)  # held open: nothing more until the head's command ends
     chatty.settimeout(5)
     try:
         got = chatty.recv(100)

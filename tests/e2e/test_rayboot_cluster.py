@@ -16,7 +16,7 @@ def logs(job):
 
 def test_seed_job_runs_and_every_pod_completes(cluster):
     """The seed scenario: the head runs the squares program once both workers joined; it exits 0,
-    and the workers then stop by themselves with 0."""
+    and the workers then stop by themselves with 0, told by the head's rendezvous (its FINISHED)."""
     job = cluster.job(ray_job(head_command=["python", str(PROGRAMS / "squares.py")]))
     job.start()
     head = job.pod("head")
@@ -24,7 +24,7 @@ def test_seed_job_runs_and_every_pod_completes(cluster):
     assert SQUARES in head.log() and "nodes: 3" in head.log(), logs(job)
     for i in range(2):
         assert job.pod("worker", i).wait(30) == 0, logs(job)
-        assert "the head's command finished" in job.pod("worker", i).log()
+        assert "the head's command finished (told by its rendezvous)" in job.pod("worker", i).log(), logs(job)
 
 
 def test_head_command_exit_code_is_the_pods(cluster):

@@ -208,21 +208,6 @@ static void test_deadline_and_off(void **state)
     assert_non_null(strstr(news.item[0].text, expect));
 }
 
-static void test_parse(void **state)
-{
-    const char *m = RENDEZVOUS_MESSAGE;
-    size_t len = strlen(m);
-    (void)state;
-    assert_int_equal(rendezvous_parse(m, len), RENDEZVOUS_SERVING);
-    for (size_t i = 0; i < len; i++)
-        assert_int_equal(rendezvous_parse(m, i), RENDEZVOUS_INCOMPLETE);
-    assert_int_equal(rendezvous_parse("RAYBOOT-RDV/2 SERVING\n", len), RENDEZVOUS_BAD);
-    assert_int_equal(rendezvous_parse("RAYBOOT-RDV/1 SERVING\nX", len + 1), RENDEZVOUS_BAD);
-    assert_int_equal(rendezvous_parse("HTTP/1.1 400", 12), RENDEZVOUS_BAD);
-    assert_int_equal(rendezvous_parse("RAYBOOT-RDV/1 SERVING\n\0\0\0\0\0\0\0\0\0\0\0", RENDEZVOUS_READ_MAX + 1),
-                     RENDEZVOUS_BAD);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,7 +218,6 @@ int main(void)
         cmocka_unit_test(test_message_not_confirmed_polls),
         cmocka_unit_test(test_new_address_moves_the_rendezvous),
         cmocka_unit_test(test_deadline_and_off),
-        cmocka_unit_test(test_parse),
     };
     return cmocka_run_group_tests_name("gcswait", tests, NULL, NULL);
 }
