@@ -1,6 +1,8 @@
 """Small helpers the contract tests share for looking at live processes: a process's children
 (from /proc, in this PID namespace) and waiting for a condition with a deadline."""
+import json
 import pathlib
+import re
 import time
 
 
@@ -27,3 +29,17 @@ def eventually(check, timeout=10):
             return value
         time.sleep(0.05)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def log_ts(stderr: str, needle: str) -> float:
+    """The timestamp (s, ms precision) of the first JSON log line containing needle."""
+    for line in stderr.splitlines():
+        if line.startswith("{") and needle in line:
+            return json.loads(line)["ts"]
+    raise AssertionError(f"no {needle!r} in:\n{stderr}")
+
+
+def rendezvous_pid(head) -> int:
+    """The PID of a running head rayboot's rendezvous child, from its log."""
+    head.wait_for_log("rendezvous on port")
+    return int(re.search(r"rendezvous on port \d+ \(pid (\d+)\)", head.stderr)[1])

@@ -2,7 +2,6 @@
 them the moment its GCS serves; a worker holding one barely touches the GCS; a worker whose head
 offers none polls as before; the head's listening child is confined by its own seccomp filter.
 Real processes: two rayboots (head and worker) and fake GCSes that turn SERVING when told."""
-import json
 import os
 import re
 import signal
@@ -15,6 +14,7 @@ import time
 import pytest
 
 from fake_gcs import HEALTH, FakeGcs
+from procs import log_ts, rendezvous_pid
 
 MESSAGE = b"RAYBOOT-RDV/1 SERVING\n"
 
@@ -44,19 +44,6 @@ def worker_env(gcs_port, rdv_port, **extra):
            "RAYBOOT_POD_IP": "127.0.0.1", "RAYBOOT_RENDEZVOUS_PORT": str(rdv_port)}
     env.update(extra)
     return env
-
-
-def log_ts(stderr: str, needle: str) -> float:
-    """The timestamp (s, ms precision) of the first log line containing needle."""
-    for line in stderr.splitlines():
-        if line.startswith("{") and needle in line:
-            return json.loads(line)["ts"]
-    raise AssertionError(f"no {needle!r} in:\n{stderr}")
-
-
-def rendezvous_pid(r) -> int:
-    r.wait_for_log("rendezvous on port")
-    return int(re.search(r"rendezvous on port \d+ \(pid (\d+)\)", r.stderr)[1])
 
 
 def health_calls(gcs) -> int:

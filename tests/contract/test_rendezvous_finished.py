@@ -4,7 +4,6 @@ when its command ends, and a joined worker, which holds one through a small conf
 rendezvous, or when the watch is lost, the worker looks at its head and reads the key as before.
 Real processes: two rayboots (head and worker), fake GCSes, fake ray; the head's command ends when
 the test touches a file."""
-import json
 import os
 import re
 import signal
@@ -15,6 +14,7 @@ import time
 import pytest
 
 from fake_gcs import FakeGcs, Node
+from procs import log_ts, rendezvous_pid
 
 SERVING = b"RAYBOOT-RDV/1 SERVING\n"
 FINISHED = b"RAYBOOT-RDV/1 FINISHED\n"
@@ -49,21 +49,9 @@ def worker(run, gcs_port, rdv_port):
                 "RAYBOOT_POD_IP": "127.0.0.1", "RAYBOOT_RENDEZVOUS_PORT": str(rdv_port)}, ["--log-format=json"])
 
 
-def log_ts(stderr: str, needle: str) -> float:
-    for line in stderr.splitlines():
-        if line.startswith("{") and needle in line:
-            return json.loads(line)["ts"]
-    raise AssertionError(f"no {needle!r} in:\n{stderr}")
-
-
 def watch_pid(w) -> int:
     w.wait_for_log("watching the head's rendezvous")
     return int(re.search(r"watching the head's rendezvous at \S+ port \d+ \(pid (\d+)\)", w.stderr)[1])
-
-
-def rendezvous_pid(h) -> int:
-    h.wait_for_log("rendezvous on port")
-    return int(re.search(r"rendezvous on port \d+ \(pid (\d+)\)", h.stderr)[1])
 
 
 def test_a_watching_worker_leaves_the_moment_the_head_finishes(run, gcs, gcs2, tmp_path):
