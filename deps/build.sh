@@ -43,14 +43,24 @@ fetch() {
 
 # step NAME FUNCTION: run FUNCTION once; a stamp records success so rebuilds are free. The stamp
 # holds a hash of this script: a changed recipe (a configure flag, a patched config header)
-# builds every step again, since later steps link what earlier ones made.
+# builds every step again, since later steps link what earlier ones made. FUNCTION runs in a
+# subshell that is not the left side of || or &&: bash ignores errexit in everything called from
+# there, so a failed check or command inside a recipe would not stop it.
 recipe=$(sha256sum "$0" | cut -d' ' -f1)
 step() {
-    local name=$1 fn=$2 t0
+    local name=$1 fn=$2 t0 status
     [ "$(cat "$out/.stamp-$name" 2>/dev/null)" = "$recipe" ] && return 0
     t0=$(date +%s)
     log "building $name"
-    "$fn" > "$out/$name.log" 2>&1 || { log "$name failed; see $out/$name.log"; tail -n 30 "$out/$name.log" >&2; exit 1; }
+    set +e
+    ( set -e; "$fn" ) > "$out/$name.log" 2>&1
+    status=$?
+    set -e
+    if [ "$status" != 0 ]; then
+        log "$name failed; see $out/$name.log"
+        tail -n 30 "$out/$name.log" >&2
+        exit 1
+    fi
     echo "$recipe" > "$out/.stamp-$name"
     log "$name done in $(( $(date +%s) - t0 )) s"
 }
@@ -89,7 +99,7 @@ cares_small_tables() {
 build_cares() {
     local dir
     dir=$(fetch c-ares)
-    cares_small_tables "$dir" || return 1  # errexit is off in here: step calls this under ||
+    cares_small_tables "$dir"
     cmake_static "$dir" -DCARES_STATIC=ON -DCARES_SHARED=OFF -DCARES_BUILD_TOOLS=OFF \
         -DCARES_BUILD_TESTS=OFF
 }
