@@ -106,25 +106,6 @@ def stat_fields(pid):
     return raw[raw.rindex(")") + 2:].split()
 
 
-def cpu_seconds(pid, with_children=True):
-    """utime+stime (+ cutime+cstime: the descendants it has reaped) of pid, in seconds."""
-    f = stat_fields(pid)
-    ticks = int(f[11]) + int(f[12]) + ((int(f[13]) + int(f[14])) if with_children else 0)
-    return ticks / CLK_TCK
-
-
-def tree_cpu_seconds(ns):
-    """CPU time of a whole pod: every live process with the descendants it reaped. A process that
-    exited but was never reaped is lost; in a pod every process is reaped by its parent or PID 1."""
-    total = 0.0
-    for pid in pids_in_namespace(ns):
-        try:
-            total += cpu_seconds(pid)
-        except (OSError, IndexError):
-            pass
-    return total
-
-
 def process_cpu_ns(pid):
     """Nanoseconds on CPU of pid's every thread, the exited ones too: the process's CPU clock
     (clock_getcpuclockid(3)'s id, computed: the kernel's sum_exec_runtime of the live threads plus
@@ -176,30 +157,25 @@ def tree_cpu(ns):
             "reaped_ticks": reaped_total}
 
 
-def rss_kb(pid):
+def _proc_kb(path, key):
+    """The kB figure on the line `key:` of a /proc file; 0 when the process is gone."""
     try:
-        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in pathlib.Path(path).read_text().splitlines():
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
 
 
-def tree_rss_kb(ns):
-    return sum(rss_kb(pid) for pid in pids_in_namespace(ns))
+def rss_kb(pid):
+    return _proc_kb(f"/proc/{pid}/status", "VmRSS")
 
 
 def pss_kb(pid):
     """Proportional set size: each shared page split among the processes that map it (what the
     pod adds to the node, where RSS counts a shared page once per process)."""
-    try:
-        for line in pathlib.Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/smaps_rollup", "Pss")
 
 
 def tree_memory_kb(ns):

@@ -253,7 +253,7 @@ static int version_failed(struct pod *p, enum wait_result res, const char *msg)
     return -1;
 }
 
-static void note_cluster_id(struct pod *p)
+void pod_note_cluster_id(struct pod *p)
 {
     struct prober_reply reply;
     if (pod_ask(p, prober_req_cluster_id(p->gcs_addr, p->plan.head_port, 0), &reply) == PROBER_OK)
@@ -278,7 +278,7 @@ int pod_join_head(struct pod *p)
     /* Ray first: the head's id is one more RPC, and nothing in `ray start` needs it. Read right
      * after, it is the head Ray joins: a head replaced in between would end that Ray, which the
      * supervisor handles. */
-    note_cluster_id(p);
+    pod_note_cluster_id(p);
     return 0;
 }
 

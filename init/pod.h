@@ -103,6 +103,9 @@ enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, 
 /* The Ray version of the GCS at p->gcs_addr (wait_read_ray_version): before the first node
  * lookup; it is also the token's check. */
 enum wait_result pod_read_ray_version(struct pod *p, struct errbuf *err);
+/* The id of the cluster whose GCS is at p->gcs_addr, into p->cluster_id (kept as it was when the
+ * GCS does not say). */
+void pod_note_cluster_id(struct pod *p);
 /* A worker whose head serves joins it: `ray start`, with the Ray version read before it in token
  * mode (a refused token exits 2 and Ray never starts) and right after it otherwise (nothing
  * between the head's word and Ray; a refusal then exits 2 and stops that Ray); then the head's

@@ -29,13 +29,6 @@ static int wait_exit_code(enum wait_result res)
     return res == WAIT_UNAUTHENTICATED ? EXIT_CONFIG : EXIT_SOFTWARE;
 }
 
-static void remember_cluster_id(struct pod *pod)
-{
-    struct prober_reply reply;
-    if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK)
-        snprintf(pod->cluster_id, sizeof(pod->cluster_id), "%s", reply.value);
-}
-
 /* A worker: wait for the head, then join it (pod_join_head: Ray, and the version read around it). */
 static int start_worker(struct pod *pod)
 {
@@ -72,12 +65,12 @@ static int start_head(struct pod *pod)
     res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, false, &err);
     /* The workers first (its own Health/Check said SERVING), then its own version read: every
      * RPC made before the write is paid by every waiting worker's join. */
-    if (res == WAIT_READY)
-        pod_rendezvous_serving(pod);
-    if (res == WAIT_READY)
-        res = pod_read_ray_version(pod, &err);
     if (res == WAIT_READY) {
-        remember_cluster_id(pod);
+        pod_rendezvous_serving(pod);
+        res = pod_read_ray_version(pod, &err);
+    }
+    if (res == WAIT_READY) {
+        pod_note_cluster_id(pod);
         if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
             pod_wait_workers(pod, OWN_GCS_ADDR);
         if (pod->plan.command.len > 0 && !pod->term_requested && !pod->ray_exited && pod_start_command(pod) < 0)

@@ -100,14 +100,14 @@ static void accept_all(struct holder *h)
 /* One byte from rayboot: SERVING or FINISHED, each acted on once (FINISHED implies SERVING). */
 static void control(struct holder *h, char c)
 {
-    if (c == CONTROL_SERVING && h->state == HOLD_WAITING) {
+    if (c != CONTROL_SERVING && c != CONTROL_FINISHED)
+        return;
+    if (h->state == HOLD_WAITING) {
         h->state = HOLD_SERVING;
         for (size_t i = 0; i < h->held; i++)
             say_serving(h->fds[i]);
-    } else if (c == CONTROL_FINISHED && h->state != HOLD_FINISHED) {
-        if (h->state == HOLD_WAITING)
-            for (size_t i = 0; i < h->held; i++)
-                say_serving(h->fds[i]);
+    }
+    if (c == CONTROL_FINISHED && h->state == HOLD_SERVING) {
         h->state = HOLD_FINISHED;
         while (h->held > 0)
             say_finished_and_close(h->fds[--h->held]);
@@ -225,18 +225,21 @@ int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
     return 0;
 }
 
-void rendezvous_serving(struct rendezvous *r)
+/* One control byte to the child; a child that is gone or busy is no matter (it exits with us). */
+static void send_control(struct rendezvous *r, char c)
 {
-    char c = CONTROL_SERVING;
     if (r->fd >= 0)
         (void)!send(r->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+void rendezvous_serving(struct rendezvous *r)
+{
+    send_control(r, CONTROL_SERVING);
+}
+
 void rendezvous_finished(struct rendezvous *r)
 {
-    char c = CONTROL_FINISHED;
-    if (r->fd >= 0)
-        (void)!send(r->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    send_control(r, CONTROL_FINISHED);
 }
 
 void rendezvous_stop(struct rendezvous *r)

@@ -5,7 +5,6 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,23 +14,26 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from fake_gcs import FakeGcs  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from procs import free_port  # noqa: E402
 
 
 # The heads and workers this session runs share loopback with every other session on the machine:
 # on rayboot's default port (8079) a worker could hold another session's head rendezvous and take
 # its word that a GCS serves (a woken worker starts Ray without a call of its own). One port per
 # session keeps the word within it.
-RENDEZVOUS_PORT = _free_port()
+RENDEZVOUS_PORT = free_port()
 
 
 @pytest.fixture
 def gcs():
+    server = FakeGcs()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gcs2():
+    """A second GCS: another cluster's head, or one that replaces the first."""
     server = FakeGcs()
     yield server
     server.stop()
@@ -49,10 +51,7 @@ def pod_root(tmp_path):
 
 @pytest.fixture
 def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 class Rayboot:

@@ -1,8 +1,10 @@
-"""Small helpers the contract tests share for looking at live processes: a process's children
-(from /proc, in this PID namespace) and waiting for a condition with a deadline."""
+"""Small helpers the contract tests share: a live process's children (from /proc, in this PID
+namespace), waiting for a condition with a deadline, what a rayboot's log says, and a free
+loopback port."""
 import json
 import pathlib
 import re
+import socket
 import time
 
 
@@ -43,3 +45,10 @@ def rendezvous_pid(head) -> int:
     """The PID of a running head rayboot's rendezvous child, from its log."""
     head.wait_for_log("rendezvous on port")
     return int(re.search(r"rendezvous on port \d+ \(pid (\d+)\)", head.stderr)[1])
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

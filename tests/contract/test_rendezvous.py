@@ -13,23 +13,10 @@ import time
 
 import pytest
 
-from fake_gcs import HEALTH, FakeGcs
-from procs import log_ts, rendezvous_pid
+from fake_gcs import HEALTH
+from procs import free_port, log_ts, rendezvous_pid
 
 MESSAGE = b"RAYBOOT-RDV/1 SERVING\n"
-
-
-@pytest.fixture
-def gcs2():
-    server = FakeGcs()
-    yield server
-    server.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def head_env(gcs, rdv_port, **extra):

@@ -13,26 +13,13 @@ import time
 
 import pytest
 
-from fake_gcs import FakeGcs, Node
-from procs import log_ts, rendezvous_pid
+from fake_gcs import Node
+from procs import free_port, log_ts, rendezvous_pid
 
 SERVING = b"RAYBOOT-RDV/1 SERVING\n"
 FINISHED = b"RAYBOOT-RDV/1 FINISHED\n"
 # How soon after the head's command a watching worker has decided to leave (it was 2 ms).
 LEAVE_BOUND_S = 1.0
-
-
-@pytest.fixture
-def gcs2():
-    server = FakeGcs()
-    yield server
-    server.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def head(run, gcs, rdv_port, done_file, **extra):
