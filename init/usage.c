@@ -46,6 +46,8 @@ static const char usage_text[] =
     "  RAYBOOT_HEAD_LOSS_TIMEOUT  seconds a worker waits for a lost head to come back (default 300)\n"
     "  RAYBOOT_EVICTION_EXIT_CODE  exit code after a graceful SIGTERM of a pod without a command\n"
     "                        (default 0); a head's is its command's outcome (143 if it never ran)\n"
+    "  RAYBOOT_RENDEZVOUS_PORT  the head's rendezvous: waiting workers are told when its GCS serves,\n"
+    "                        joined workers when its command ends (default 8079; 0: off, workers poll)\n"
     "  RAYBOOT_POD_IP        this pod's IP (downward API status.podIP) to find its Ray node\n"
     "                        (default: this pod's line in /etc/hosts)\n"
     "  RAYBOOT_TERMINATION_LOG  file for the one-line end reason (default /dev/termination-log)\n"

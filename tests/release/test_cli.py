@@ -17,7 +17,7 @@ def test_help_documents_every_variable_and_flag(rayboot_bin):
                  "--worker", "--workerContainer", "--port", "--dashboardPort", "--clientPort", "plan",
                  "--format", "--log-format", "JOB_COMPLETION_INDEX", "NVIDIA_VISIBLE_DEVICES",
                  "LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "RAYBOOT_WORKER_PARALLELISM",
-                 "/etc/podinfo/labels"):
+                 "/etc/podinfo/labels", "RAYBOOT_RENDEZVOUS_PORT"):
         assert word in out, f"--help does not mention {word}"
 
 
