@@ -249,6 +249,14 @@ def test_late_worker_is_told_at_once_and_the_child_reads_nothing(run, gcs):
     rendezvous_pid(head)
     chatty = socket.create_connection(("127.0.0.1", rdv), timeout=5)
     chatty.sendall(b"GET / HTTP/1.1\r\n\r\n" * 100)
+    # Hung up on before SERVING is sent: checked before the GCS turns, or the child could meet the
+    # control byte first and tell the chatty peer too (seen once in CI under load).
+    chatty.settimeout(5)
+    try:
+        got = chatty.recv(100)
+    except ConnectionResetError:
+        got = b""
+    assert got == b"", f"a peer that wrote bytes got {got!r}"
     held = socket.create_connection(("127.0.0.1", rdv), timeout=5)
     gcs.serving = True
     head.wait_for_log("is SERVING")
@@ -259,12 +267,6 @@ def test_late_worker_is_told_at_once_and_the_child_reads_nothing(run, gcs):
         s.settimeout(0.3)
         with pytest.raises(TimeoutError):
             s.recv(100)  # held open: nothing more until the head's command ends
-    chatty.settimeout(5)
-    try:
-        got = chatty.recv(100)
-    except ConnectionResetError:
-        got = b""
-    assert got == b"", f"a peer that wrote bytes got {got!r}"
     for s in (chatty, held, late):
         s.close()
 
