@@ -9,16 +9,20 @@ DEPS_OK := $(DEPS)/.stamp-all
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
 
-LIB_SRC     := $(sort $(wildcard lib/*.c))
+# lib/ in layers (lib/*/README.md): base, then confine and net, then plan and ray. Each folder is
+# on the include path, so a header is named by its file name; scripts/include-graph.py checks
+# that no layer includes from one above it.
+LIB_LAYERS  := base confine net plan ray
+LIB_SRC     := $(sort $(wildcard $(LIB_LAYERS:%=lib/%/*.c)))
 INIT_SRC    := $(sort $(wildcard init/*.c))
 SIDECAR_SRC := $(sort $(wildcard sidecar/*.c))
 # Only the fuzz targets, compiled and linked in one step, list every header; objects know theirs
 # from the compiler (-MMD -MP: a .d file beside each .o, read back below).
-HEADERS     := $(wildcard lib/*.h init/*.h sidecar/*.h)
+HEADERS     := $(wildcard $(LIB_LAYERS:%=lib/%/*.h) init/*.h sidecar/*.h)
 DEPFLAGS    := -MMD -MP
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla
-COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) -Ilib
+COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) $(LIB_LAYERS:%=-Ilib/%)
 
 # Release: musl, fully static, position-independent (static PIE), hardened. _FORTIFY_SOURCE is
 # inert with musl (no fortified headers); it costs nothing and takes effect if the build ever
@@ -27,7 +31,7 @@ REL_CC      := musl-gcc
 # musl-gcc's specs link a PIE against musl's dynamic loader whatever the flags; the link uses
 # musl's specs with two entries replaced (deps/musl-static-pie.specs: rcrt1.o, which relocates
 # the program itself, and -static -pie --no-dynamic-linker -z text). musl-gcc appends its own
-# specs last, so the link calls gcc itself. lib/relro.c makes RELRO hold at run time.
+# specs last, so the link calls gcc itself. lib/confine/relro.c makes RELRO hold at run time.
 REL_SPECS   := deps/musl-static-pie.specs
 REL_LD      := $(or $(REALGCC),x86_64-linux-gnu-gcc) -specs=$(REL_SPECS) -static-pie
 REL_CFLAGS  := $(COMMON) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
@@ -49,7 +53,7 @@ UNIT_CFLAGS  := $(COMMON) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsani
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
 # init's and the sidecar's pure modules are tested too; their main loops and HTTP glue are tested
 # end to end.
-UNIT_LIB_SRC := $(filter-out lib/version.c,$(LIB_SRC)) init/jobsapi.c init/shellquote.c init/plan_render.c \
+UNIT_LIB_SRC := $(filter-out lib/base/version.c,$(LIB_SRC)) init/jobsapi.c init/shellquote.c init/plan_render.c \
                 sidecar/podreason.c sidecar/route.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 # Each fuzz target's harness is also built without libFuzzer (fuzz/replay.c) and run by `make unit`
@@ -114,16 +118,16 @@ $(BUILD)/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/rel/%.o,$(SIDECAR_SRC)) $(
 	$(Q)$(REL_LD) $(REL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(SIDECAR_LIBS) -o $@
 
 # Test builds of rayboot for tests/contract/test_seccomp_minimal.py, never shipped:
-# build/knockout/NAME/rayboot leaves the prober's seccomp rule NAME out (lib/sandbox.c names them),
-# NAME+nobrk also makes brk fail (malloc's mmap path), none+nobrk only that. Only lib/sandbox.c is
-# compiled again; everything else is the release objects (the archive's sandbox.o is never pulled
-# in: the knockout's, linked first, defines the same symbols).
+# build/knockout/NAME/rayboot leaves the prober's seccomp rule NAME out (lib/confine/sandbox.c
+# names them), NAME+nobrk also makes brk fail (malloc's mmap path), none+nobrk only that. Only
+# lib/confine/sandbox.c is compiled again; everything else is the release objects (the archive's
+# sandbox.o is never pulled in: the knockout's, linked first, defines the same symbols).
 KO_OBJS  := $(patsubst %.c,$(BUILD)/rel/%.o,$(INIT_SRC)) $(REL_LIB_A)
 ko_words  = $(subst +, ,$(1))
 ko_defs   = $(if $(filter-out none,$(firstword $(call ko_words,$(1)))),-DRAYBOOT_SECCOMP_DROP='"$(firstword $(call ko_words,$(1)))"') \
             $(if $(filter nobrk,$(call ko_words,$(1))),-DRAYBOOT_SECCOMP_TEST_BRK_FAILS)
 
-$(BUILD)/knockout/%/sandbox.o: lib/sandbox.c $(DEPS_OK) VERSION
+$(BUILD)/knockout/%/sandbox.o: lib/confine/sandbox.c $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
 	$(Q)$(REL_CC) $(REL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) $(call ko_defs,$*) -c $< -o $@
 
@@ -181,7 +185,7 @@ unit-valgrind: $(VG_TESTS)
 	done; [ $$failed = 0 ] && echo "valgrind: $(words $(VG_TESTS)) unit test programs, no errors, no definite leaks"; exit $$failed
 
 # Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
-C_FILES := $(sort $(wildcard lib/*.[ch] init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
+C_FILES := $(sort $(wildcard $(LIB_LAYERS:%=lib/%/*.[ch]) init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
 
 format:
 	clang-format -i $(C_FILES)
@@ -191,7 +195,7 @@ lint: $(DEPS_OK)
 	python3 scripts/unique-test-names.py
 	clang-format --dry-run --Werror $(C_FILES)
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
-	    --suppress=missingIncludeSystem -Ilib lib init sidecar
+	    --suppress=missingIncludeSystem $(LIB_LAYERS:%=-Ilib/%) lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
 	    $(COMMON) -isystem $(PREFIX)/include
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(sort $(wildcard fuzz/*.c)) -- \
@@ -279,31 +283,37 @@ CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 
 # Each target: its harness, the sources it exercises (and cJSON). The planner pulls in every file
 # parser it calls.
-PLAN_SRC := lib/plan.c lib/plandata.c lib/podview.c lib/detect.c lib/env.c lib/volcano.c lib/hosts.c lib/resolvconf.c \
-            lib/cgroup.c lib/fsroot.c lib/raystart.c lib/strv.c lib/pluginargs.c lib/flags.c lib/address.c lib/dnsname.c \
-            lib/errbuf.c lib/plan_platform.c lib/lws.c lib/jobset.c lib/podlabels.c lib/count.c
-GCS_SRC  := lib/gcs.c lib/protobuf.c lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
-FUZZ_SRC_podreason  := sidecar/podreason.c lib/json.c lib/utf8.c lib/errbuf.c
-FUZZ_SRC_jobsapi    := init/jobsapi.c lib/json.c lib/utf8.c lib/errbuf.c
-FUZZ_SRC_flags      := init/cli.c lib/log.c $(PLAN_SRC)
-FUZZ_SRC_env        := init/plan_render.c lib/settings.c lib/json.c lib/utf8.c $(PLAN_SRC)
-FUZZ_SRC_raystart   := lib/raystart.c lib/strv.c lib/errbuf.c
-FUZZ_SRC_hosts      := lib/hosts.c
-FUZZ_SRC_resolvconf := lib/resolvconf.c
-FUZZ_SRC_volcano    := lib/volcano.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c lib/errbuf.c
-FUZZ_SRC_lws        := lib/lws.c lib/count.c lib/dnsname.c lib/env.c lib/strv.c lib/errbuf.c
-FUZZ_SRC_jobset     := lib/jobset.c lib/podlabels.c lib/count.c lib/dnsname.c lib/env.c lib/strv.c lib/fsroot.c \
-                       lib/errbuf.c
-FUZZ_SRC_cgroup     := lib/cgroup.c lib/fsroot.c lib/strv.c lib/errbuf.c
-FUZZ_SRC_address    := lib/address.c lib/dnsname.c lib/errbuf.c
-FUZZ_SRC_grpc       := lib/grpc.c lib/grpc_frame.c lib/httpc.c lib/deadline.c lib/errbuf.c
-FUZZ_SRC_protobuf   := lib/protobuf.c
+PLAN_SRC := lib/plan/plan.c lib/plan/plandata.c lib/plan/podview.c lib/plan/detect.c lib/base/env.c \
+            lib/plan/volcano.c lib/net/hosts.c lib/net/resolvconf.c lib/plan/cgroup.c lib/base/fsroot.c \
+            lib/plan/raystart.c lib/base/strv.c lib/plan/pluginargs.c lib/base/flags.c lib/net/address.c \
+            lib/net/dnsname.c lib/base/errbuf.c lib/plan/plan_platform.c lib/plan/lws.c lib/plan/jobset.c \
+            lib/plan/podlabels.c lib/base/count.c
+GCS_SRC  := lib/ray/gcs.c lib/net/protobuf.c lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c \
+            lib/base/deadline.c lib/base/errbuf.c
+FUZZ_SRC_podreason  := sidecar/podreason.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
+FUZZ_SRC_jobsapi    := init/jobsapi.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
+FUZZ_SRC_flags      := init/cli.c lib/base/log.c $(PLAN_SRC)
+FUZZ_SRC_env        := init/plan_render.c lib/plan/settings.c lib/base/json.c lib/base/utf8.c $(PLAN_SRC)
+FUZZ_SRC_raystart   := lib/plan/raystart.c lib/base/strv.c lib/base/errbuf.c
+FUZZ_SRC_hosts      := lib/net/hosts.c
+FUZZ_SRC_resolvconf := lib/net/resolvconf.c
+FUZZ_SRC_volcano    := lib/plan/volcano.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c lib/base/fsroot.c \
+                       lib/base/errbuf.c
+FUZZ_SRC_lws        := lib/plan/lws.c lib/base/count.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c \
+                       lib/base/errbuf.c
+FUZZ_SRC_jobset     := lib/plan/jobset.c lib/plan/podlabels.c lib/base/count.c lib/net/dnsname.c \
+                       lib/base/env.c lib/base/strv.c lib/base/fsroot.c lib/base/errbuf.c
+FUZZ_SRC_cgroup     := lib/plan/cgroup.c lib/base/fsroot.c lib/base/strv.c lib/base/errbuf.c
+FUZZ_SRC_address    := lib/net/address.c lib/net/dnsname.c lib/base/errbuf.c
+FUZZ_SRC_grpc       := lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c lib/base/deadline.c \
+                       lib/base/errbuf.c
+FUZZ_SRC_protobuf   := lib/net/protobuf.c
 FUZZ_SRC_gcs        := $(GCS_SRC)
-FUZZ_SRC_drain      := lib/drain.c lib/prober_req.c $(GCS_SRC)
-FUZZ_SRC_dashboard  := init/dashboard.c lib/httpc.c lib/errbuf.c
+FUZZ_SRC_drain      := lib/ray/drain.c lib/ray/prober_req.c $(GCS_SRC)
+FUZZ_SRC_dashboard  := init/dashboard.c lib/net/httpc.c lib/base/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c
-FUZZ_SRC_log        := lib/log.c
-FUZZ_SRC_rendezvous := lib/rdvmsg.c
+FUZZ_SRC_log        := lib/base/log.c
+FUZZ_SRC_rendezvous := lib/ray/rdvmsg.c
 
 # A target is rebuilt when its harness or any source it links changes.
 .SECONDEXPANSION:

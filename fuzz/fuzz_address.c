@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/address.c and lib/dnsname.c on any RAYBOOT_HEAD_ADDRESS, port or name.
+/* libFuzzer target: lib/net/address.c and lib/net/dnsname.c on any RAYBOOT_HEAD_ADDRESS, port or name.
  * What parses must be what the caller relies on: a host that is a valid DNS name or an IPv6
  * literal, a port in 1..65535; a valid label is a valid name. */
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/cgroup.c on any cpu.max / memory.max text (cgroup v2), and on cgroup v1's
+/* libFuzzer target: lib/plan/cgroup.c on any cpu.max / memory.max text (cgroup v2), and on cgroup v1's
  * cpu.cfs_quota_us and cpu.cfs_period_us (the input's first line the quota, the rest the period)
  * and memory.limit_in_bytes (the whole input). A limit that parses must mean something: 0 ("no
  * limit") only for "max", a quota of -1 or v1's huge "no limit" number, never for a real quota;

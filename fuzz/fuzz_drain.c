@@ -1,5 +1,5 @@
 /* libFuzzer target: the drain as a GCS and a prober could drive it. The input is first decoded as
- * a DrainNodeReply (lib/gcs.c's gcs_decode_drain), then read as a script of events for lib/drain.c's
+ * a DrainNodeReply (lib/ray/gcs.c's gcs_decode_drain), then read as a script of events for lib/ray/drain.c's
  * step machine: time passing, and the prober's replies (any status, even one no reply has, any
  * departure, any reason text, fields filled to the brim and NUL-terminated only as
  * prober_receive does). The machine must only move

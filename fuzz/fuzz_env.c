@@ -1,5 +1,5 @@
-/* libFuzzer target: the planner on any environment (lib/plan.c with lib/env.c, lib/settings.c,
- * lib/pluginargs.c, lib/address.c, lib/raystart.c and the VC_*_HOSTS path of lib/volcano.c),
+/* libFuzzer target: the planner on any environment (lib/plan/plan.c with lib/base/env.c, lib/plan/settings.c,
+ * lib/plan/pluginargs.c, lib/net/address.c, lib/plan/raystart.c and the VC_*_HOSTS path of lib/plan/volcano.c),
  * rendered as `rayboot plan` prints it (init/plan_render.c). Input: one KEY=VALUE per line, as in
  * tests/fixtures/pods/<case>/env. RAYBOOT_ROOT points nowhere, so the plan depends on the
  * environment alone. A plan that is made must render as JSON that parses, with ray_start[1]

@@ -1,4 +1,4 @@
-/* libFuzzer target: rayboot's command line (init/cli.c over lib/flags.c and lib/pluginargs.c) and
+/* libFuzzer target: rayboot's command line (init/cli.c over lib/base/flags.c and lib/plan/pluginargs.c) and
  * RAYBOOT_PLUGIN_ARGS. Input: the RAYBOOT_PLUGIN_ARGS value on the first line, then one argument
  * per line. What parses must hold valid values (task and container names DNS labels, ports
  * 1..65535) and the user's command must be exactly the arguments after "--". */

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/gcs.c's decoders on any bytes a GCS (or something posing as one) could
+/* libFuzzer target: lib/ray/gcs.c's decoders on any bytes a GCS (or something posing as one) could
  * answer: HealthCheckResponse, GetAllNodeInfoReply (counted, searched for a node by name, and for
  * how a DEAD one left),
  * GetClusterIdReply, CheckAliveReply and the InternalKV replies. Counts stay consistent (workers <= alive), ids

@@ -1,6 +1,6 @@
-/* libFuzzer target: what lib/grpc.c and lib/grpc_frame.c make of a gRPC reply: the response
+/* libFuzzer target: what lib/net/grpc.c and lib/net/grpc_frame.c make of a gRPC reply: the response
  * headers and trailers (one per line, as libcurl hands them to grpc_header_line), then, after an
- * empty line, the body, fed in two pieces through httpc_body_append (as lib/httpc.c's libcurl
+ * empty line, the body, fed in two pieces through httpc_body_append (as lib/net/httpc.c's libcurl
  * callback does) and judged by grpc_reply_check exactly as grpc_call does. A message that is accepted must be the
  * frame's whole payload; grpc-message stays a bounded string; a frame re-encodes to the same bytes. */
 #include <stdlib.h>

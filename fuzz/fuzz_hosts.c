@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/hosts.c on a kubelet-style /etc/hosts. Input: the pod's hostname on the
+/* libFuzzer target: lib/net/hosts.c on a kubelet-style /etc/hosts. Input: the pod's hostname on the
  * first line, the file after it. The FQDN found must be the hostname's (hostname + "." ...), fit
  * DNS_NAME_MAX_BYTES and hold no blank; the address must fit its buffer. */
 #include <ctype.h>

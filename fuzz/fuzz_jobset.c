@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/podlabels.c's reading of the downward API's labels file and lib/jobset.c's
+/* libFuzzer target: lib/plan/podlabels.c's reading of the downward API's labels file and lib/plan/jobset.c's
  * JobSet pod from it. Input: four lines (hostname, FQDN, the head's replicated job, and flags: 'r'
  * for RAYBOOT_ROLE given, 'a' for RAYBOOT_HEAD_ADDRESS given), then KEY=VALUE lines, a line "--",
  * and the labels file. A file podlabels_check accepts must give every lookup a terminated

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/log.c's line formatting, which quotes whatever the environment, files and
+/* libFuzzer target: lib/base/log.c's line formatting, which quotes whatever the environment, files and
  * network handed rayboot. Input: the first byte picks text or JSON, the rest is the message. A
  * line must be exactly one line (its only newline the last byte), printable ASCII otherwise, and
  * in JSON a document that parses with a "msg" string. */

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/lws.c's reading of LeaderWorkerSet's LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and
+/* libFuzzer target: lib/plan/lws.c's reading of LeaderWorkerSet's LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and
  * LWS_WORKER_INDEX. Input: the hostname on the first line, then one KEY=VALUE per line (the
  * environment). A pod it accepts must hold together: a leader host of two DNS labels ending in the
  * group's index, a worker index below the group size; a refusal must carry a message. */

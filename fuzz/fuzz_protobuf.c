@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/protobuf.c's reader on any bytes, and its writer on what the reader
+/* libFuzzer target: lib/net/protobuf.c's reader on any bytes, and its writer on what the reader
  * found. Fields must lie inside the buffer and the reader must always advance; the varint and
  * bytes fields, written back with the writer, must read back the same; a writer that runs out of
  * room must say so rather than write past its buffer. */

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/raystart.c on any RAYBOOT_RAY_START_ARGS (words or a JSON array). Input:
+/* libFuzzer target: lib/plan/raystart.c on any RAYBOOT_RAY_START_ARGS (words or a JSON array). Input:
  * the first byte's low bit picks head or worker, the rest is the variable's value. The argv must
  * start "ray start", hold each flag name once, every user word as a --flag, and keep --block
  * last; a worker must get no head-only flag, a head no --address. */

@@ -1,6 +1,6 @@
-/* libFuzzer target: lib/rdvmsg.c's parser on what a worker reads from the head's rendezvous
+/* libFuzzer target: lib/ray/rdvmsg.c's parser on what a worker reads from the head's rendezvous
  * port (anything: an older head, another service on the port, an attacker in the pod network).
- * The input is read the way lib/rdvwatch.c reads it, in pieces (each first byte says how many of
+ * The input is read the way init/rdvwatch.c reads it, in pieces (each first byte says how many of
  * the next bytes arrive together) into a bounded buffer, each whole message taken off its front.
  * A message only for exactly its bytes; INCOMPLETE only for a proper prefix of one; once BAD or
  * FINISHED, the reader stops; the buffer never holds more than RENDEZVOUS_READ_MAX + 1 bytes. */

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/resolvconf.c on any /etc/resolv.conf. The parse never fails; its tables
+/* libFuzzer target: lib/net/resolvconf.c on any /etc/resolv.conf. The parse never fails; its tables
  * must stay within their bounds, each entry a NUL-terminated word, ndots within 0..15, and the
  * cluster domain (when found) the tail of a search entry. */
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* libFuzzer target: lib/volcano.c's parse of the svc plugin's ConfigMap keys (J-svc mounted at
+/* libFuzzer target: lib/plan/volcano.c's parse of the svc plugin's ConfigMap keys (J-svc mounted at
  * /etc/volcano). Input: records separated by NUL bytes, each the key's file name on its first
  * line and the file's contents after it, fed through volcano_parse_key as volcano_load feeds the
  * files it reads. Every host kept must be a valid DNS name inside its task's buffer; task keys

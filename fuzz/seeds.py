@@ -187,7 +187,7 @@ def main():
                        "bad-deadline": "drain\nPOST\n/drain\n3601", "post-healthz": "probes\nPOST\n/healthz",
                        "unknown": "probes\nGET\n/favicon.ico"}.items():
         write("route", name, text)
-    # What a worker reads from the head's rendezvous (lib/rdvmsg.c), in pieces: each piece is a
+    # What a worker reads from the head's rendezvous (lib/ray/rdvmsg.c), in pieces: each piece is a
     # byte saying how many bytes follow together (byte % 8 + 1), then those bytes.
     def pieces(data, size):
         out = b""

@@ -1,5 +1,5 @@
 /* Parsing rayboot's command line. Options may come before or after the subcommand word; the
- * plugin flags' meaning belongs to lib/pluginargs.c. */
+ * plugin flags' meaning belongs to lib/plan/pluginargs.c. */
 #include "cli.h"
 
 #include <string.h>

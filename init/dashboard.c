@@ -1,4 +1,4 @@
-/* The dashboard client: URL checks, then requests through lib/httpc.c with the base URL in front.
+/* The dashboard client: URL checks, then requests through lib/net/httpc.c with the base URL in front.
  * What to ask and what the answers mean is submit.c's and jobsapi.c's. */
 #include "dashboard.h"
 

@@ -1,4 +1,4 @@
-/* HTTP/1.1 to a Ray dashboard (lib/httpc.c: no proxy, no TLS): one request at a time, every reply
+/* HTTP/1.1 to a Ray dashboard (lib/net/httpc.c: no proxy, no TLS): one request at a time, every reply
  * bounded. The submitter execs nothing, so it talks to the dashboard itself rather than through
  * the prober. */
 #ifndef RAYBOOT_INIT_DASHBOARD_H

@@ -45,7 +45,7 @@ static cJSON *env_object(const struct strv *v)
     return obj;
 }
 
-/* What LeaderWorkerSet's variables said (lib/lws.c). */
+/* What LeaderWorkerSet's variables said (lib/plan/lws.c). */
 static cJSON *lws_object(const struct lws_pod *l)
 {
     cJSON *obj = cJSON_CreateObject();
@@ -59,7 +59,7 @@ static cJSON *lws_object(const struct lws_pod *l)
     return obj;
 }
 
-/* What the JobSet labels and the Job controller said (lib/jobset.c), and the two numbers
+/* What the JobSet labels and the Job controller said (lib/plan/jobset.c), and the two numbers
  * workers_expected multiplies. */
 static cJSON *jobset_object(const struct jobset_pod *j)
 {

@@ -20,7 +20,7 @@
 #include "utf8.h"
 #include "wait.h"
 
-/* Polling: fast while the log grows, backing off to the cap while it is quiet (lib/backoff.c's
+/* Polling: fast while the log grows, backing off to the cap while it is quiet (lib/base/backoff.c's
  * schedule without jitter: one submitter, one dashboard). */
 #define SUBMIT_POLL_MIN_MS 250
 #define SUBMIT_POLL_MAX_MS 2000

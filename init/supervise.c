@@ -232,7 +232,7 @@ static void head_finished(struct pod *pod, const char *how)
     pod_stop_ray(pod, RAY_STOP_TIMEOUT_MS);
 }
 
-/* A joined worker holds the head's rendezvous through a watch child (lib/rdvwatch.c): started
+/* A joined worker holds the head's rendezvous through a watch child (init/rdvwatch.c): started
  * once Ray runs and the head answered, again WORKER_WATCH_RETRY_MS after one was lost. Off with
  * RAYBOOT_RENDEZVOUS_PORT=0. */
 static void watch_head(struct pod *pod)

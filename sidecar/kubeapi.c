@@ -47,7 +47,7 @@ static void trim(char *s, size_t *len)
         s[--*len] = '\0';
 }
 
-/* What the API reader may do beyond the prober's allowlist (lib/sandbox.c), from an strace of a
+/* What the API reader may do beyond the prober's allowlist (lib/confine/sandbox.c), from an strace of a
  * read: mbedTLS's entropy (getrandom, sidecar/entropy.c) and the one write of its answer to the
  * parent. c-ares looks a host name up in /etc/hosts first: any open is answered "no such file", so
  * it goes on to DNS and nothing is read. */

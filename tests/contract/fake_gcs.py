@@ -1,5 +1,5 @@
 """A stand-in for Ray's GCS: the handful of gRPC methods rayboot calls, answered with hand-built
-protobuf bytes (the same field numbers lib/gcs.c documents), over real HTTP/2 from grpcio.
+protobuf bytes (the same field numbers lib/ray/gcs.c documents), over real HTTP/2 from grpcio.
 Tests flip its state (serving, nodes, KV) and read back the calls it received."""
 import threading
 from concurrent import futures

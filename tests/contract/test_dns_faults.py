@@ -10,7 +10,7 @@ from fake_dns import FakeDns
 from test_pid1 import ray_started
 
 HEAD = "head.rayboot.test"
-# c-ares' per-attempt budget in lib/dns.c: 400 ms, then 800 ms for the second try.
+# c-ares' per-attempt budget in lib/net/dns.c: 400 ms, then 800 ms for the second try.
 ATTEMPT_S = 1.2
 
 

@@ -328,7 +328,7 @@ def test_install_into_a_directory_named_like_a_command(rayboot_bin, cwd, tmp_pat
 
 def sources(*dirs):
     for d in dirs:
-        for path in sorted((REPO / d).glob("*.[ch]")):
+        for path in sorted((REPO / d).rglob("*.[ch]")):
             yield path.read_text()
 
 
@@ -349,8 +349,8 @@ def test_every_variable_and_flag_is_covered(rayboot_bin, sidecar_bin):
     def flag(name):
         return f"-{name}" if len(name) == 1 else f"--{name}"
 
-    plugin = set(flag(n) for n in re.findall(r'\{"(\w+)", VALUE_', (REPO / "lib" / "pluginargs.c").read_text()))
-    special = {flag(n) for n in re.findall(r'strcmp\(name, "(\w+)"\)', (REPO / "lib" / "pluginargs.c").read_text())}
+    plugin = set(flag(n) for n in re.findall(r'\{"(\w+)", VALUE_', (REPO / "lib" / "plan" / "pluginargs.c").read_text()))
+    special = {flag(n) for n in re.findall(r'strcmp\(name, "(\w+)"\)', (REPO / "lib" / "plan" / "pluginargs.c").read_text())}
     for program, source in (("rayboot", "init/cli.c"), ("rayboot-sidecar", "sidecar/main.c")):
         text = (REPO / source).read_text()
         found = {flag(n) for n in re.findall(r'strcmp\(f(?:->|\.)name, "([\w-]+)"\)', text)} | plugin | special

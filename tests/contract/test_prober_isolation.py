@@ -1,5 +1,5 @@
-"""The prober is forked, not exec'd (lib/prober.c): before its seccomp filter goes on it must drop
-what it inherited and does not need (lib/scrub.c, issue 18). These look at a live prober of the
+"""The prober is forked, not exec'd (lib/ray/prober.c): before its seccomp filter goes on it must drop
+what it inherited and does not need (lib/confine/scrub.c, issue 18). These look at a live prober of the
 release binaries: its /proc/PID/environ holds no byte of the environment (the user's secrets),
 and /proc/PID/fd holds /dev/null on 0-2 and its own sockets only: not a file rayboot inherited,
 not the sidecar's listening socket or a client's connection."""

@@ -1,6 +1,6 @@
 """The rendezvous' second message (issue 20): the head writes FINISHED to every connection it holds
 when its command ends, and a joined worker, which holds one through a small confined watch child
-(lib/rdvwatch.c) instead of reading the "finished" key every 2 s, leaves at once. Without a
+(init/rdvwatch.c) instead of reading the "finished" key every 2 s, leaves at once. Without a
 rendezvous, or when the watch is lost, the worker looks at its head and reads the key as before.
 Real processes: two rayboots (head and worker), fake GCSes, fake ray; the head's command ends when
 the test touches a file."""

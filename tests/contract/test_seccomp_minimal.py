@@ -1,7 +1,7 @@
-"""The prober's seccomp allowlist (lib/sandbox.c) is the smallest that works (issue 9).
+"""The prober's seccomp allowlist (lib/confine/sandbox.c) is the smallest that works (issue 9).
 
 Every rule is either EXERCISED: a test build of rayboot without it (build/knockout/NAME/rayboot,
-`make` builds it from the release objects with only lib/sandbox.c compiled again) runs a scenario
+`make` builds it from the release objects with only lib/confine/sandbox.c compiled again) runs a scenario
 that takes the rule's path, and its prober is killed by SIGSYS, named in rayboot's log, with the
 documented exit code; or RARE: kept for a path no test here can take, with the reason. The release
 binary runs every scenario to its end without a SIGSYS, which is also what shows that the calls
@@ -9,7 +9,7 @@ dropped from the list (exit, rt_sigprocmask, ioctl TIOCGWINSZ) were never needed
 
 Scenarios are in seccomp_scenario.py; each runs in its own network and PID namespaces.
 
-The worker's watch on its head's rendezvous (lib/rdvwatch.c) has a filter of its own, five rules
+The worker's watch on its head's rendezvous (init/rdvwatch.c) has a filter of its own, five rules
 named watch-CALL: each is knocked out the same way (build/knockout/watch-CALL/rayboot) and the
 worker, joined to a release head, reports its watch killed by SIGSYS on the path that needs it."""
 import json
@@ -27,7 +27,7 @@ from test_rendezvous_finished import free_port, head, watch_pid
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-SANDBOX_C = REPO / "lib" / "sandbox.c"
+SANDBOX_C = REPO / "lib" / "confine" / "sandbox.c"
 KNOCKOUT = REPO / "build" / "knockout"
 SIGSYS_LINE = "was killed by SIGSYS: it made a system call outside its seccomp allowlist"
 TEST_BUILD_MARKER = b"rayboot seccomp test build, not for release"
@@ -89,7 +89,7 @@ SCENARIO_PROOF = {
 
 
 def allowlist_rules() -> list:
-    """The rule names in lib/sandbox.c's prober_rules, in order."""
+    """The rule names in lib/confine/sandbox.c's prober_rules, in order."""
     text = SANDBOX_C.read_text()
     body = text[text.index("prober_rules[] = {"):]
     body = body[:body.index("\n};")]
@@ -174,9 +174,9 @@ def test_rule_is_needed(knockouts, rule, tmp_path):
     assert r["code"] == code, r
 
 
-# ---- the worker's watch (lib/rdvwatch.c) ----------------------------------------------------------
+# ---- the worker's watch (init/rdvwatch.c) ----------------------------------------------------------
 
-RDVWATCH_C = REPO / "lib" / "rdvwatch.c"
+RDVWATCH_C = REPO / "init" / "rdvwatch.c"
 WATCH_SIGSYS = "the watch on the head's rendezvous ended: killed by SIGSYS"
 # rule -> the path that takes it: at once (connected to a serving head, the watch confines itself,
 # frees the filter's memory, polls and reads SERVING), stopped (SIGSTOP and SIGCONT while it

@@ -6,7 +6,7 @@ What the link gives and what had to be made true at run time:
 - Static PIE (deps/musl-static-pie.specs): ELF type DYN, `static-pie linked`, no PT_INTERP, no
   DT_NEEDED; musl's rcrt1.o relocates the program itself at a random base.
 - RELRO: musl's static start-up never mprotects PT_GNU_RELRO (only its dynamic loader does), so a
-  RELRO segment in the headers proved nothing. lib/relro.c does it first thing in main; the test
+  RELRO segment in the headers proved nothing. lib/confine/relro.c does it first thing in main; the test
   reads /proc/PID/maps of a running process and finds the pages of .init_array, .fini_array,
   .data.rel.ro and .got read-only there (and .data, the control, writable).
 - BIND_NOW: -z now, and nothing is bound lazily anyway (no .got.plt, no PLT relocations).
@@ -76,7 +76,7 @@ def _start_long_lived(binary, tmp_path):
            "RAYBOOT_SIDECAR_DRAIN_PORT": "0"}
     err = tmp_path / "stderr"
     proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
-    # Its first log line comes after main's first step, lib/relro.c's mprotect.
+    # Its first log line comes after main's first step, lib/confine/relro.c's mprotect.
     deadline = time.monotonic() + 10
     while not err.read_text() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -139,7 +139,7 @@ def test_stack_protector_in_release_objects():
         ["nm", "-u", str(o)], capture_output=True, text=True, check=True).stdout]
     names = {o.relative_to(rel).as_posix() for o in guarded}
     # Files known to hold stack buffers that parse what the network and the pod hand us.
-    for must in ("lib/hosts.o", "lib/resolvconf.o", "lib/log.o", "init/supervise.o", "sidecar/endpoints.o"):
+    for must in ("lib/net/hosts.o", "lib/net/resolvconf.o", "lib/base/log.o", "init/supervise.o", "sidecar/endpoints.o"):
         assert must in names, f"{must} has no stack protector"
     assert len(guarded) * 2 > len(objects), f"only {len(guarded)} of {len(objects)} objects are guarded"
 

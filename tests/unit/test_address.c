@@ -1,4 +1,4 @@
-/* Unit tests for lib/address.c: ports and host:port parsing. */
+/* Unit tests for lib/net/address.c: ports and host:port parsing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

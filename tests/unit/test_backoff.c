@@ -1,4 +1,4 @@
-/* Unit tests for lib/backoff.c: the schedule's ceilings and the jitter's bounds and spread. */
+/* Unit tests for lib/base/backoff.c: the schedule's ceilings and the jitter's bounds and spread. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

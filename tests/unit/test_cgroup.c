@@ -1,4 +1,4 @@
-/* Unit tests for lib/cgroup.c: cgroup v1 and v2 limits as KubeRay would turn the pod's limits into
+/* Unit tests for lib/plan/cgroup.c: cgroup v1 and v2 limits as KubeRay would turn the pod's limits into
  * flags, read from a pod root the way Ray looks for them (v1 first, then v2). */
 #include <setjmp.h>
 #include <stdarg.h>

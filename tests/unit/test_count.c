@@ -1,4 +1,4 @@
-/* Unit tests for lib/count.c: digits only, bounded. */
+/* Unit tests for lib/base/count.c: digits only, bounded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/deadline.c: a budget is never 0 ("none") while a deadline is set, and it
+/* Unit tests for lib/base/deadline.c: a budget is never 0 ("none") while a deadline is set, and it
  * only ever shortens a timeout. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/dnsreply.c. */
+/* Unit tests for lib/net/dnsreply.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

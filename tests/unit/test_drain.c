@@ -1,4 +1,4 @@
-/* Unit tests for lib/drain.c: the order of requests, what counts as "left", and the deadline. */
+/* Unit tests for lib/ray/drain.c: the order of requests, what counts as "left", and the deadline. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

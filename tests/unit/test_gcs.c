@@ -1,4 +1,4 @@
-/* Unit tests for lib/gcs.c's decoders: health status, node counts and node lookup, on replies
+/* Unit tests for lib/ray/gcs.c's decoders: health status, node counts and node lookup, on replies
  * shaped like Ray 2.60's. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
-/* Unit tests for lib/gcswait.c's policy on a simulated clock (no network, no sleeping), and for
- * lib/rdvmsg.c's parser: while the name does not resolve only DNS is asked; with the rendezvous
+/* Unit tests for lib/ray/gcswait.c's policy on a simulated clock (no network, no sleeping), and for
+ * lib/ray/rdvmsg.c's parser: while the name does not resolve only DNS is asked; with the rendezvous
  * held the GCS is probed every 5 s and the name looked up as often; the head's message is SERVING
  * at once (with confirm, it brings one probe first); a lost rendezvous falls back to polling at
  * 30-50 ms and is tried again every 2 s; news come only on a change (and a progress line every

@@ -1,4 +1,4 @@
-/* Unit tests for lib/grpc_frame.c: framing both ways and every malformed reply shape. */
+/* Unit tests for lib/net/grpc_frame.c: framing both ways and every malformed reply shape. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/hosts.c: the pod's FQDN and address lookups in kubelet-format /etc/hosts. */
+/* Unit tests for lib/net/hosts.c: the pod's FQDN and address lookups in kubelet-format /etc/hosts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/httpc.c: the bounded body (its bound, its NUL, zero-byte appends) and a
+/* Unit tests for lib/net/httpc.c: the bounded body (its bound, its NUL, zero-byte appends) and a
  * failure's kind and reason (a refused connection on loopback; the GCS, dashboard and API server
  * cases are tested against stand-ins in tests/contract). */
 #include <setjmp.h>

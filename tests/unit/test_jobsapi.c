@@ -62,7 +62,7 @@ static void test_submit_body(void **state)
     assert_null(jobsapi_submit_body(&s, &err));
 }
 
-/* JSON output follows the one rule (lib/json.c): bytes that are not UTF-8 (a pod name cannot
+/* JSON output follows the one rule (lib/base/json.c): bytes that are not UTF-8 (a pod name cannot
  * hold them, but a metadata value might) become U+FFFD; the body stays valid JSON text. */
 static void test_submit_body_is_utf8(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for lib/jobset.c: a JobSet pod's labels (as the downward API's labels file holds
+/* Unit tests for lib/plan/jobset.c: a JobSet pod's labels (as the downward API's labels file holds
  * them), JOB_COMPLETION_INDEX and /etc/hosts name, following tests/fixtures/README.md. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/lws.c: LeaderWorkerSet's LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and
+/* Unit tests for lib/plan/lws.c: LeaderWorkerSet's LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and
  * LWS_WORKER_INDEX as its pod webhook sets them (tests/fixtures/README.md), and everything else. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/pluginargs.c (and the Go flag syntax of lib/flags.c it uses). */
+/* Unit tests for lib/plan/pluginargs.c (and the Go flag syntax of lib/base/flags.c it uses). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/podlabels.c: the downward API's metadata.labels file as the kubelet writes it
+/* Unit tests for lib/plan/podlabels.c: the downward API's metadata.labels file as the kubelet writes it
  * (sorted key="value" lines, values quoted by Go's strconv.Quote, no newline after the last). */
 #include <setjmp.h>
 #include <stdarg.h>

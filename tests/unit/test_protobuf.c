@@ -1,4 +1,4 @@
-/* Unit tests for lib/protobuf.c: the reader rejects every malformed shape, the writer round-trips. */
+/* Unit tests for lib/net/protobuf.c: the reader rejects every malformed shape, the writer round-trips. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

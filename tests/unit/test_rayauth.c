@@ -1,4 +1,4 @@
-/* Unit tests for lib/rayauth.c: Ray 2.60's token sources in Ray's order (checked against the
+/* Unit tests for lib/ray/rayauth.c: Ray 2.60's token sources in Ray's order (checked against the
  * pinned Ray's own loader: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, the Kubernetes token, then
  * ~/.ray/auth_token), its trimming, the mode rules, the bounds, and RAY_USE_TLS. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/rdvmsg.c: either message taken off the front of what was read, prefixes are
+/* Unit tests for lib/ray/rdvmsg.c: either message taken off the front of what was read, prefixes are
  * "read more", anything else is not our head, nothing past RENDEZVOUS_READ_MAX looked at. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/resolvconf.c. */
+/* Unit tests for lib/net/resolvconf.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

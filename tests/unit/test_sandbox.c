@@ -1,4 +1,4 @@
-/* Unit tests for lib/sandbox.c: what the prober's filter refuses (that every rule is needed is
+/* Unit tests for lib/confine/sandbox.c: what the prober's filter refuses (that every rule is needed is
  * tests/contract/test_seccomp_minimal.py's job). Each case confines a forked child and makes raw
  * system calls, so neither libc nor the sanitizers add calls of their own. */
 #include <errno.h>

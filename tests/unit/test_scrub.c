@@ -1,4 +1,4 @@
-/* Unit tests for lib/scrub.c's scrub_fds_but: in a forked child (the descriptors are the test
+/* Unit tests for lib/confine/scrub.c's scrub_fds_but: in a forked child (the descriptors are the test
  * process's own), exactly 0-2 and the kept ones stay open, including descriptors far above 1,024. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/utf8.c: well-formed sequences of every length pass; overlongs, surrogates,
+/* Unit tests for lib/base/utf8.c: well-formed sequences of every length pass; overlongs, surrogates,
  * code points past U+10FFFF, stray continuation bytes and truncated sequences are found, at the
  * offset of their first byte. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for lib/wait.c: what arrives on the stop fd is handed to the check, which alone
+/* Unit tests for lib/ray/wait.c: what arrives on the stop fd is handed to the check, which alone
  * decides whether the wait ends; a wait the check lets go on sleeps what was left, and
  * wait_for_gcs goes on across signals on the prober's news and cancels the prober's wait when
  * stopped (a forked stand-in prober). The wait's policy is test_gcswait.c's; the waits against a

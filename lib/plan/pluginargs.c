@@ -1,5 +1,5 @@
 /* The ray plugin's flags: names, defaults and value checks, exactly as Volcano defines them
- * (v1.13 to v1.16). Splitting words into flags is lib/flags.c's job. */
+ * (v1.13 to v1.16). Splitting words into flags is lib/base/flags.c's job. */
 #include "pluginargs.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Ray GCS RPCs over lib/grpc.c. Field numbers (Ray 2.60, ray.rpc):
+/* Ray GCS RPCs over lib/net/grpc.c. Field numbers (Ray 2.60, ray.rpc):
  *   grpc.health.v1.HealthCheckResponse { ServingStatus status = 1; }  SERVING = 1
  *   GetAllNodeInfoReply { GcsStatus status = 1; repeated GcsNodeInfo node_info_list = 2; }
  *   GetAllNodeInfoRequest { NodeSelector node_selectors = 2; optional GcsNodeState state_filter = 3; }

@@ -1,4 +1,4 @@
-/* Name syntax checks; resolving names is lib/dns.c's job. */
+/* Name syntax checks; resolving names is lib/net/dns.c's job. */
 #include "dnsname.h"
 
 #include <ctype.h>

@@ -1,6 +1,6 @@
-/* gRPC transport over lib/httpc.c: HTTP/2 prior knowledge (libcurl with nghttp2), one unary call
- * at a time, a fresh connection each. Framing and trailers are parsed by lib/grpc_frame.c;
- * message contents by lib/gcs.c. */
+/* gRPC transport over lib/net/httpc.c: HTTP/2 prior knowledge (libcurl with nghttp2), one unary call
+ * at a time, a fresh connection each. Framing and trailers are parsed by lib/net/grpc_frame.c;
+ * message contents by lib/ray/gcs.c. */
 #include "grpc.h"
 
 #include <stdio.h>

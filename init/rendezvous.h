@@ -4,8 +4,8 @@
  * a TCP port of ours and reads nothing from them; when told the GCS is SERVING it writes
  * RENDEZVOUS_MESSAGE to each held connection and to every later one, and keeps them; when told
  * the command FINISHED it writes RENDEZVOUS_FINISHED_MESSAGE to each and closes them (later ones
- * get both lines and are closed). Waiting workers (the prober, lib/gcswait.c) let go after
- * SERVING; joined ones (their watch, lib/rdvwatch.c) hold on for FINISHED. Both parse with
+ * get both lines and are closed). Waiting workers (the prober, lib/ray/gcswait.c) let go after
+ * SERVING; joined ones (their watch, init/rdvwatch.c) hold on for FINISHED. Both parse with
  * rendezvous_parse (rdvmsg.h). */
 #ifndef RAYBOOT_RENDEZVOUS_H
 #define RAYBOOT_RENDEZVOUS_H
@@ -15,7 +15,6 @@
 #include "errbuf.h"
 #include "rdvmsg.h"
 
-#define RENDEZVOUS_PORT_DEFAULT 8079
 #define RENDEZVOUS_MAX_HELD 1024
 
 /* The head side: the listening child and the parent's end of its control socket. */

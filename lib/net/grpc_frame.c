@@ -1,5 +1,5 @@
 /* gRPC message framing: a flag byte, a 4-byte big-endian length, the message. Transport is
- * lib/grpc.c's; message contents are lib/gcs.c's. */
+ * lib/net/grpc.c's; message contents are lib/ray/gcs.c's. */
 #include "grpc_frame.h"
 
 #include <ctype.h>

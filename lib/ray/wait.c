@@ -1,4 +1,4 @@
-/* Wait loops. The wait for the head's GCS runs in the prober (lib/gcswait.c, which says its
+/* Wait loops. The wait for the head's GCS runs in the prober (lib/ray/gcswait.c, which says its
  * speeds): rayboot sends it one request and wakes only on its news (an address found or lost, a
  * progress line, the rendezvous held or not, the end), or on a signal. The wait for the workers
  * asks the GCS's node list every 250 ms. */

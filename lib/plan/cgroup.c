@@ -1,5 +1,5 @@
 /* The container's CPU and memory limits from cgroup v1 or v2 files: finding, reading and parsing
- * them. Turning them into `ray start` flags is lib/raystart.c's. */
+ * them. Turning them into `ray start` flags is lib/plan/raystart.c's. */
 #include "cgroup.h"
 
 #include <ctype.h>

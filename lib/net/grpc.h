@@ -8,7 +8,10 @@
 
 #include "errbuf.h"
 #include "httpc.h"
-#include "rayauth.h"
+
+/* One metadata line sent with every call, "authorization: Bearer <token>": Ray's token and its
+ * bound are lib/ray/rayauth.h's (RAYAUTH_HEADER_MAX_BYTES, checked equal where it is copied). */
+#define GRPC_AUTH_HEADER_MAX_BYTES (4096 + 32)
 
 /* The status a GCS in token mode answers to a missing or wrong token. */
 #define GRPC_STATUS_UNAUTHENTICATED 16
@@ -18,7 +21,7 @@ struct grpc_client {
     long budget_ms;    /* > 0: caps every timeout of the next calls (deadline.h) */
     /* "authorization: Bearer <token>" sent with every call (rayauth.h), or "": zeroed by
      * grpc_client_free. */
-    char auth_header[RAYAUTH_HEADER_MAX_BYTES];
+    char auth_header[GRPC_AUTH_HEADER_MAX_BYTES];
     int last_grpc_status; /* the last call's grpc-status, -1 when it got none */
 };
 

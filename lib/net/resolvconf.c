@@ -1,4 +1,4 @@
-/* resolv.conf parsing. Resolving with it is lib/dns.c's job. */
+/* resolv.conf parsing. Resolving with it is lib/net/dns.c's job. */
 #include "resolvconf.h"
 
 #include <ctype.h>

@@ -92,7 +92,7 @@ static uint32_t rule_action(const struct sandbox_rule *r)
 }
 
 #ifdef RAYBOOT_SECCOMP_DROP
-/* A knockout of the worker's watch's rule ("watch-poll", lib/rdvwatch.c) leaves the prober's list
+/* A knockout of the worker's watch's rule ("watch-poll", init/rdvwatch.c) leaves the prober's list
  * whole: only the watch's filter loses it. */
 #define SANDBOX_DROP_PREFIX_WATCH "watch-"
 #define SANDBOX_DROP_IS_PROBERS                                                                                        \

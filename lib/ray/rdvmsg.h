@@ -1,5 +1,5 @@
-/* The rendezvous' two messages (lib/rendezvous.h) and the bounded parser workers read them with:
- * pure, so the prober, the worker's watch (lib/rdvwatch.c) and the fuzz target share it. */
+/* The rendezvous' two messages (init/rendezvous.h) and the bounded parser workers read them with:
+ * pure, so the prober, the worker's watch (init/rdvwatch.c) and the fuzz target share it. */
 #ifndef RAYBOOT_RDVMSG_H
 #define RAYBOOT_RDVMSG_H
 

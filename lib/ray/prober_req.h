@@ -1,4 +1,4 @@
-/* What rayboot and the sidecar ask the prober (lib/prober.c) and what it answers: one fixed-size
+/* What rayboot and the sidecar ask the prober (lib/ray/prober.c) and what it answers: one fixed-size
  * request and reply each way over its socket, a builder per request, and the reply's status.
  * Pure data, so the drain's step machine can use it without the prober process. */
 #ifndef RAYBOOT_PROBER_REQ_H
@@ -26,7 +26,7 @@ enum prober_op {
     PROBE_DEPARTURE,   /* how the node named `name` left: its NodeDeathInfo reason */
     PROBE_RAY_VERSION, /* the GCS's Ray version into value; the prober then asks for nodes in the
                         * form that version understands (gcs.h, enum gcs_nodes_form) */
-    /* Issue 20: the prober waits for the head itself (lib/gcswait.c) and answers only with news. */
+    /* Issue 20: the prober waits for the head itself (lib/ray/gcswait.c) and answers only with news. */
     PROBE_WAIT_GCS = 64, /* name's GCS at port SERVING, within budget_ms; answers are wait news */
     PROBE_CANCEL,        /* ends the PROBE_WAIT_GCS under way (its last news: GCSWAIT_CANCELLED) */
 };
@@ -47,14 +47,14 @@ enum prober_status {
 /* PROBE_WAIT_GCS: what the wait needs beyond name, port and budget_ms. */
 struct prober_wait_request {
     unsigned id;             /* echoed in its news, so that a cancelled wait's late news are told apart */
-    int rendezvous_port;     /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
+    int rendezvous_port;     /* the head rayboot's rendezvous (init/rendezvous.h); 0: none */
     unsigned long long seed; /* the backoff's jitter (the confined prober cannot call getpid) */
     int poll_min_ms;         /* the GCS poll's interval without a rendezvous; 0: 30-50 ms */
     int poll_max_ms;
     int confirm; /* 1: the head's message is confirmed by a Health/Check before SERVING is told (gcswait.h) */
 };
 
-/* One piece of a wait's news (enum gcswait_event, lib/gcswait.h); addr and reason hold its
+/* One piece of a wait's news (enum gcswait_event, lib/ray/gcswait.h); addr and reason hold its
  * address and text. */
 struct prober_wait_news {
     int event; /* 0: not a wait's news */

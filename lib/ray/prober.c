@@ -215,7 +215,7 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         memcpy(reply->reason, err.msg, sizeof(reply->reason));
 }
 
-/* The calls a wait for the GCS makes (lib/gcswait.c), on the prober's resolver and client. */
+/* The calls a wait for the GCS makes (lib/ray/gcswait.c), on the prober's resolver and client. */
 struct wait_ctx {
     struct dns_resolver *dns;
     struct grpc_client *grpc;
@@ -250,6 +250,7 @@ static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const cha
     if (dns_resolver_init(dns, root, err) < 0 || grpc_client_init(grpc, err) < 0 ||
         rayauth_load((const char *const *)environ, root, &auth, err) < 0)
         return -1;
+    _Static_assert(sizeof(grpc->auth_header) == sizeof(auth.header), "grpc.h's header bound is rayauth.h's");
     memcpy(grpc->auth_header, auth.header, sizeof(grpc->auth_header)); /* the one copy it keeps */
     rayauth_clear(&auth);
     scrub_environment();

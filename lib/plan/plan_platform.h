@@ -1,4 +1,4 @@
-/* The plan's LeaderWorkerSet and JobSet sources (what lib/lws.c and lib/jobset.c read, turned into
+/* The plan's LeaderWorkerSet and JobSet sources (what lib/plan/lws.c and lib/plan/jobset.c read, turned into
  * a role, a head and workers_expected), and the order in which every source is looked at. */
 #ifndef RAYBOOT_PLAN_PLATFORM_H
 #define RAYBOOT_PLAN_PLATFORM_H

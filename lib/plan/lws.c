@@ -1,5 +1,5 @@
 /* LeaderWorkerSet's three variables, read and checked against each other and the hostname. The
- * plan (lib/plan.c) turns them into a role and a head; every group is its own Ray cluster, its
+ * plan (lib/plan/plan.c) turns them into a role and a head; every group is its own Ray cluster, its
  * leader (LWS_WORKER_INDEX=0) the head. */
 #include "lws.h"
 

@@ -145,7 +145,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     return 0;
 }
 
-/* --num-cpus, --memory from cgroup v1 or v2 (lib/cgroup.c); --num-gpus from
+/* --num-cpus, --memory from cgroup v1 or v2 (lib/plan/cgroup.c); --num-gpus from
  * NVIDIA_VISIBLE_DEVICES. Missing files (the root cgroup, no limit) leave the choice to Ray;
  * unreadable or odd ones too, with a warning naming the file: they are the kernel's, not the
  * user's. */

@@ -9,13 +9,15 @@
 #include <string.h>
 
 #include "env.h"
-#include "rendezvous.h"
 
 /* Defaults, each with its reason. */
 #define WAIT_TIMEOUT_DEFAULT_MS (600 * 1000L)      /* a head's image pull can take minutes */
 #define WORKERS_TIMEOUT_DEFAULT_MS (300 * 1000L)   /* then the job runs on whoever joined */
 #define GRACE_PERIOD_DEFAULT_MS (30 * 1000L)       /* Kubernetes' default grace period */
 #define HEAD_LOSS_TIMEOUT_DEFAULT_MS (300 * 1000L) /* a restarted Volcano job re-creates the head */
+/* The head's rendezvous (init/rendezvous.c): its default is here, not in init/, because the
+ * sidecar loads these settings too. */
+#define RENDEZVOUS_PORT_DEFAULT 8079
 /* A day: longer is a typo, not a deadline. */
 #define SETTINGS_SECONDS_MAX 86400.0
 

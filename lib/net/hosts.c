@@ -1,4 +1,4 @@
-/* /etc/hosts lookup of the pod's own FQDN. Resolving other names is c-ares' job (lib/dns.c). */
+/* /etc/hosts lookup of the pod's own FQDN. Resolving other names is c-ares' job (lib/net/dns.c). */
 #include "hosts.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,6 @@
 /* What a nameserver sent that c-ares threw away. c-ares silently drops datagrams that are not a
  * reply to its query (garbage, a wrong ID) and, with several nameservers, skips those answering
- * SERVFAIL or REFUSED; a query that then fails is only "timeout" or "refused". lib/dns.c peeks
+ * SERVFAIL or REFUSED; a query that then fails is only "timeout" or "refused". lib/net/dns.c peeks
  * at each UDP datagram and notes it here, so the wait can name what really came back. */
 #ifndef RAYBOOT_DNSREPLY_H
 #define RAYBOOT_DNSREPLY_H

@@ -1,7 +1,7 @@
 /* LeaderWorkerSet and JobSet as plan sources: every group of a LeaderWorkerSet is a Ray cluster
  * with its leader the head; a JobSet is one, its head pod 0 of Job 0 of the replicated job --head
- * names. Parsing is lib/lws.c's and lib/jobset.c's; qualifying the head's name, explicit settings
- * and ray start are lib/plan.c's. Also the one place that knows the order of all sources. */
+ * names. Parsing is lib/plan/lws.c's and lib/plan/jobset.c's; qualifying the head's name, explicit settings
+ * and ray start are lib/plan/plan.c's. Also the one place that knows the order of all sources. */
 #include "plan_platform.h"
 
 #include <stdarg.h>

@@ -314,7 +314,7 @@ static int rdv_event(struct rdv_conn *c, struct errbuf *err)
         return GCSWAIT_RDV_LOST;
     }
     c->len += (size_t)n;
-    /* SERVING is all the wait needs (a FINISHED after it is the worker's watch's, lib/rdvwatch.c). */
+    /* SERVING is all the wait needs (a FINISHED after it is the worker's watch's, init/rdvwatch.c). */
     switch (rendezvous_parse(c->buf, c->len, &used)) {
     case RENDEZVOUS_SERVING:
         return GCSWAIT_RDV_MESSAGE;

@@ -53,7 +53,7 @@ int sandbox_confine_prober(struct errbuf *err);
 int sandbox_confine_prober_and(const struct sandbox_rule *more, size_t n, struct errbuf *err);
 
 /* Sets no_new_privs and loads a filter of only these rules: for a helper that does far less than
- * the prober (the rendezvous' listening child, lib/rendezvous.c). */
+ * the prober (the rendezvous' listening child, init/rendezvous.c). */
 int sandbox_confine_only(const struct sandbox_rule *rules, size_t n, struct errbuf *err);
 
 #endif

@@ -1,5 +1,5 @@
 /* Protobuf wire format: tags, varints, length-delimited fields. What a field means is up to the
- * message's user (lib/gcs.c); groups and other long-dead wire types are rejected. */
+ * message's user (lib/ray/gcs.c); groups and other long-dead wire types are rejected. */
 #include "protobuf.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The worker's watch on its head (issue 20): once the worker has joined, a small child of its
- * rayboot holds a connection to the head's rendezvous (lib/rendezvous.h) and exits the moment the
+ * rayboot holds a connection to the head's rendezvous (init/rendezvous.h) and exits the moment the
  * head writes FINISHED, so the worker leaves within milliseconds of the head's command instead of
  * at its next look at the "finished" key. The child is confined by its own seccomp filter once
  * connected: it can only wait, read and exit. How it ended is its exit status. */

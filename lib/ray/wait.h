@@ -34,7 +34,7 @@ struct wait_gcs {
     int port;
     long timeout_ms;              /* the overall deadline for this wait */
     const struct wait_stop *stop; /* or NULL */
-    int rendezvous_port;          /* the head rayboot's rendezvous (lib/rendezvous.h); 0: none */
+    int rendezvous_port;          /* the head rayboot's rendezvous (init/rendezvous.h); 0: none */
     int poll_min_ms, poll_max_ms; /* the GCS poll's interval (gcswait.h); 0: the default */
     bool confirm;                 /* the head's rendezvous message is confirmed by a Health/Check */
 };
