@@ -30,6 +30,15 @@ RAYBOOT_VAR = re.compile(r"(?<![A-Za-z0-9_])RAYBOOT_[A-Z0-9_]*[A-Z0-9]")
 
 
 def markdown_files():
+    """The repository's own Markdown: tracked or new, not what .gitignore hides (build/, caches)."""
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                              "--", "*.md"], capture_output=True, text=True, check=True, timeout=30)
+        names = sorted(set(n for n in out.stdout.split("\0") if n))
+        yield from (REPO / n for n in names if (REPO / n).is_file())
+        return
+    except (OSError, subprocess.SubprocessError):
+        pass
     for root, dirs, files in os.walk(REPO):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
