@@ -36,7 +36,7 @@ int submit_config_load(struct submit_config *c, const char *const *envp, const c
 void submit_config_free(struct submit_config *c);
 
 /* Waits for the dashboard, finds the job under c->id or submits it, follows it to its end.
- * Returns the exit code (README "Exit codes": 0, 1 FAILED, 3 STOPPED, 75, ...). */
+ * Returns the exit code (docs/configuration.md, "Exit codes": 0, 1 FAILED, 3 STOPPED, 75, ...). */
 int submit_job(const struct submit_config *c);
 
 #endif

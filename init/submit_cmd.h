@@ -5,7 +5,7 @@
 
 #include "cli.h"
 
-/* Returns the exit code (README "Exit codes"). */
+/* Returns the exit code (docs/configuration.md, "Exit codes"). */
 int submit_cmd_run(const struct cli *cli, const char *const *envp);
 
 #endif

@@ -1,7 +1,7 @@
 """The Files rows of tests/FAULTS.md: the files a pod gives rayboot are unreadable, missing, of
 the wrong kind (a directory, a FIFO), on a read-only root filesystem, or rayboot runs as UID 1000
 as in Ray's images. Each outcome is a clear error naming the file with exit 2, or the documented
-default, within a timeout: never a hang, never a crash (README "Files rayboot reads")."""
+default, within a timeout: never a hang, never a crash (docs/configuration.md, "Files rayboot reads")."""
 import json
 import os
 import pathlib
