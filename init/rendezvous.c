@@ -1,6 +1,6 @@
 /* The rendezvous' listening child (the head). The child reads nothing from the network: it
  * accepts, holds, writes two fixed messages (SERVING, then FINISHED) and closes; a byte from a
- * worker, or its hanging up, only closes that connection. README "Ports". */
+ * worker, or its hanging up, only closes that connection. docs/security.md (ports). */
 #include "rendezvous.h"
 
 #include <errno.h>

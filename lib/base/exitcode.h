@@ -1,4 +1,4 @@
-/* Exit codes both programs use; documented in README.md ("Exit codes"). */
+/* Exit codes both programs use; documented in docs/configuration.md ("Exit codes"). */
 #ifndef RAYBOOT_EXITCODE_H
 #define RAYBOOT_EXITCODE_H
 

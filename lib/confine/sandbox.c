@@ -1,7 +1,7 @@
 /* The prober's seccomp filter (libseccomp): an allowlist, each rule with the call path that needs
  * it. tests/contract/test_seccomp_minimal.py proves every rule needed: a test build without it
  * dies by SIGSYS in a scenario that takes that path (or the test names the rare path that keeps
- * it). No open(2): files are read before confinement. README "The prober's seccomp allowlist". */
+ * it). No open(2): files are read before confinement. docs/security.md (the seccomp allowlist). */
 #include "sandbox.h"
 
 #include <errno.h>
