@@ -25,6 +25,7 @@
 #include "rayauth.h"
 #include "sandbox.h"
 #include "scrub.h"
+#include "secrets.h"
 
 extern char **environ;
 
@@ -252,7 +253,8 @@ static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const cha
         return -1;
     memcpy(grpc->auth_header, auth.header, sizeof(grpc->auth_header)); /* the one copy it keeps */
     rayauth_clear(&auth);
-    scrub_environment();
+    if (secrets_shed(err) < 0)
+        return -1;
     return sandbox_confine_prober(err);
 }
 
