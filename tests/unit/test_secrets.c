@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <valgrind/valgrind.h>
 
 #include "secrets.h"
 
@@ -71,6 +72,10 @@ static void test_hidden_process_is_not_dumpable(void **state)
 static void test_shed_leaves_no_environment_and_no_core(void **state)
 {
     (void)state;
+    /* Under valgrind the environment block /proc/self/stat names is valgrind's own, which its
+     * client may not write: this one runs under ASan only (`make unit`). */
+    if (RUNNING_ON_VALGRIND)
+        skip();
     assert_int_equal(in_child(shed), 0);
 }
 
