@@ -14,6 +14,7 @@
 #include "plan_cmd.h"
 #include "relro.h"
 #include "run.h"
+#include "secrets.h"
 #include "submit_cmd.h"
 #include "usage.h"
 #include "version.h"
@@ -27,7 +28,7 @@ int main(int argc, char **argv)
     const char *debug = getenv("RAYBOOT_DEBUG");
 
     log_init("rayboot", LOG_FORMAT_TEXT);
-    if (relro_protect(&err) < 0) {
+    if (relro_protect(&err) < 0 || secrets_hide_process(&err) < 0) {
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }

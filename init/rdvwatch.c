@@ -16,6 +16,7 @@
 #include "rdvmsg.h"
 #include "sandbox.h"
 #include "scrub.h"
+#include "secrets.h"
 
 /* The child's exit codes. */
 #define WATCH_EXIT_FINISHED 0
@@ -112,8 +113,8 @@ static void child_main(const char *addr, int port, pid_t parent)
     if (fd < 0)
         _exit(WATCH_EXIT_CONNECT);
     scrub_fds_but(fd, -1);
-    scrub_environment();
-    if (sandbox_confine_only(rdvwatch_rules, sizeof(rdvwatch_rules) / sizeof(rdvwatch_rules[0]), &err) < 0)
+    if (secrets_shed(&err) < 0 ||
+        sandbox_confine_only(rdvwatch_rules, sizeof(rdvwatch_rules) / sizeof(rdvwatch_rules[0]), &err) < 0)
         _exit(WATCH_EXIT_CONFINE);
     watch(fd);
 }

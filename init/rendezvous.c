@@ -16,6 +16,7 @@
 
 #include "sandbox.h"
 #include "scrub.h"
+#include "secrets.h"
 
 /* The control socket's messages: the GCS is SERVING; the head's command has FINISHED. */
 #define CONTROL_SERVING 'S'
@@ -152,7 +153,8 @@ static void child_main(int listen_fd, int control_fd)
 {
     struct errbuf err;
     scrub_fds_but(listen_fd, control_fd);
-    if (sandbox_confine_only(rendezvous_rules, sizeof(rendezvous_rules) / sizeof(rendezvous_rules[0]), &err) < 0)
+    if (secrets_shed(&err) < 0 ||
+        sandbox_confine_only(rendezvous_rules, sizeof(rendezvous_rules) / sizeof(rendezvous_rules[0]), &err) < 0)
         _exit(1);
     holder.listen_fd = listen_fd;
     holder.control_fd = control_fd;

@@ -25,6 +25,7 @@
 #include "podreason.h"
 #include "sandbox.h"
 #include "scrub.h"
+#include "secrets.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 /* A bound service-account token is about 1 KB; legacy ones are similar. */
@@ -102,7 +103,7 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     struct errbuf err;
     int rc;
 
-    /* t->host is in the environment, which is wiped before the request (scrub_environment). */
+    /* t->host is in the environment, which is wiped before the request (secrets_shed). */
     snprintf(host, sizeof(host), "%s", t->host);
     /* An API server is reached at an IP, but mbedTLS 2.x verifies DNS names only; every API
      * server's certificate names kubernetes.default.svc, so that name is verified and pinned to
@@ -123,7 +124,13 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
         free(ca);
         return;
     }
-    scrub_environment(); /* c-ares has read what it wanted of it (httpc_init) */
+    /* c-ares has read what it wanted of the environment (httpc_init). */
+    if (secrets_shed(&err) < 0) {
+        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
+        free(ca);
+        httpc_free(&http);
+        return;
+    }
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
     rc = httpc_request(&http, &req, &reply, &err);
     forget(auth, sizeof(auth));

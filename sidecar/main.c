@@ -21,6 +21,7 @@
 #include "rayauth.h"
 #include "relro.h"
 #include "route.h"
+#include "secrets.h"
 #include "sidecar.h"
 #include "version.h"
 
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
     int rc;
 
     log_init("rayboot-sidecar", LOG_FORMAT_TEXT);
-    if (relro_protect(&err) < 0) {
+    if (relro_protect(&err) < 0 || secrets_hide_process(&err) < 0) {
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }

@@ -25,6 +25,7 @@
 #include "rayauth.h"
 #include "sandbox.h"
 #include "scrub.h"
+#include "secrets.h"
 
 extern char **environ;
 
@@ -253,7 +254,8 @@ static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const cha
     _Static_assert(sizeof(grpc->auth_header) == sizeof(auth.header), "grpc.h's header bound is rayauth.h's");
     memcpy(grpc->auth_header, auth.header, sizeof(grpc->auth_header)); /* the one copy it keeps */
     rayauth_clear(&auth);
-    scrub_environment();
+    if (secrets_shed(err) < 0)
+        return -1;
     return sandbox_confine_prober(err);
 }
 

@@ -473,8 +473,9 @@ def test_an_api_server_below_tls_1_2_is_refused(sidecar, gcs, worker_node, api_c
 
 def test_the_api_reader_is_confined_and_holds_nothing_of_the_sidecar(sidecar, gcs, worker_node, api):
     """The reader parses TLS from the network: while it waits for the API server's answer it runs
-    under a seccomp filter, with no environment and none of the sidecar's descriptors (its
-    listening and client sockets, the prober's socket), and the reason still arrives."""
+    under a seccomp filter, with no environment, a core limit of 0 and none of the sidecar's
+    descriptors (its listening and client sockets, the prober's socket), and the reason still
+    arrives."""
     api.delay = 1.5
     s = sidecar(api_env(api.port))
     sidecar_pid = s.pid()
@@ -487,6 +488,8 @@ def test_the_api_reader_is_confined_and_holds_nothing_of_the_sidecar(sidecar, gc
     status = pathlib.Path(f"/proc/{reader}/status").read_text()
     assert re.search(r"^Seccomp:\s+2$", status, re.M) and re.search(r"^NoNewPrivs:\s+1$", status, re.M), status
     assert set(pathlib.Path(f"/proc/{reader}/environ").read_bytes()) <= {0}
+    limits = pathlib.Path(f"/proc/{reader}/limits").read_text()
+    assert re.search(r"^Max core file size\s+0\s+0\s", limits, re.M), limits  # it may write no core
     mine = {int(fd.name): os.readlink(fd) for fd in pathlib.Path(f"/proc/{reader}/fd").iterdir()}
     parents = {os.readlink(fd) for fd in pathlib.Path(f"/proc/{sidecar_pid}/fd").iterdir()}
     assert {mine.get(n) for n in (0, 1, 2)} == {"/dev/null"}, mine
