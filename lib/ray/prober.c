@@ -18,7 +18,7 @@
 #include "address.h"
 #include "deadline.h"
 #include "gcs.h"
-#include "gcswait.h"
+#include "gcswait_loop.h"
 #include "grpc.h"
 #include "log.h"
 #include "monotime.h"
