@@ -1,4 +1,6 @@
-/* /etc/hosts lookup of the pod's own FQDN. Resolving other names is c-ares' job (lib/net/dns.c). */
+/* Lookups in a kubelet-written /etc/hosts: the pod's own FQDN and address (for podview.c), and any
+ * name's address (for dns.c, which looks here first, as a pod's resolver does). Asking the
+ * nameservers is c-ares' job (lib/net/dns.c). */
 #include "hosts.h"
 
 #include <arpa/inet.h>

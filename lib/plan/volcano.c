@@ -1,4 +1,4 @@
-/* Reading Volcano's host lists. Deciding what they mean (head, worker, counts) is plan.c's. */
+/* Reading Volcano's host lists. Deciding what they mean (head, worker, counts) is detect.c's. */
 #include "volcano.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* The wait for the head's GCS, run inside the prober (issue 20 §2-3): it resolves the head's name,
+/* The wait for the head's GCS, run inside the prober: it resolves the head's name,
  * holds the head's rendezvous when there is one, probes Health/Check, and tells rayboot only what
  * changed. The policy is a state machine on a clock handed in (gcswait_next and the gcswait_*
  * results), so tests drive it without a network; gcswait_run (gcswait_loop.h) is its loop with the

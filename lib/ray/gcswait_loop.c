@@ -179,7 +179,8 @@ static int sleep_on(struct gcswait *g, struct rdv_conn *c, const struct gcswait_
     return 0;
 }
 
-/* One step of the loop: 0 to go on, else run's return value (2: ended). */
+/* One step of the loop: 0 to go on, 1 when the parent sent a request (in *next), -1 when the
+ * parent is gone. */
 static int step(struct gcswait *g, struct rdv_conn *c, const struct gcswait_io *io, struct prober_request *next,
                 struct gcswait_news *news)
 {
