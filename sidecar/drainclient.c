@@ -1,6 +1,6 @@
 /* The client half of the drain: one POST to the sidecar's drain port on 127.0.0.1 with libcurl,
  * connection refusals retried briefly (a sidecar that is restarting), the sidecar's JSON answer
- * printed as it came. What a drain does is the sidecar's (loop.c). */
+ * printed as it came. What a drain does is the sidecar's (draining.c). */
 #include "drainclient.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* What each path answers, on each of the sidecar's ports. The HTTP mechanics are http.c's; the
- * drain itself is loop.c's. */
+ * drain itself is draining.c's. */
 #include "endpoints.h"
 
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "draining.h"
 #include "json.h"
 #include "loop.h"
 #include "metrics.h"

@@ -1,5 +1,5 @@
 /* What the sidecar's two ports answer: the probes port (/healthz, /readyz, /metrics) and the drain
- * port (POST /drain). Handlers for http.c; the drain itself is loop.c's. */
+ * port (POST /drain). Handlers for http.c; the drain itself is draining.c's. */
 #ifndef RAYBOOT_SIDECAR_ENDPOINTS_H
 #define RAYBOOT_SIDECAR_ENDPOINTS_H
 

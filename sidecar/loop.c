@@ -1,7 +1,7 @@
-/* The sidecar's event loop: one epoll over signals, the prober's socket, the HTTP server and the
- * API reader. It decides what the prober does next (the drain first, then readiness), finishes
- * the drain (log, metrics, termination log, waiting clients) and, after SIGTERM, leaves once the
- * drain is done and Ray's processes are gone. */
+/* The sidecar's event loop: one epoll over signals, the prober's socket, the HTTP servers and the
+ * API reader. It decides what the prober does next (its Ray version, the drain, then readiness),
+ * hands each reply to its owner (draining.c, readiness.c), replaces a prober that died or hung,
+ * and, after SIGTERM, leaves once the drain is done and Ray's processes are gone. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,12 +12,13 @@
 
 #include "loop.h"
 
+#include "draining.h"
 #include "http.h"
 #include "log.h"
 #include "monotime.h"
 #include "raypids.h"
+#include "readiness.h"
 #include "sidecar.h"
-#include "termlog.h"
 #include "wait.h"
 
 /* DNS for the head at most once a second, the rule rayboot's own waits keep. */
@@ -29,8 +30,6 @@
 #define SIDECAR_EXIT_POLL_MS 250
 /* Nothing to do for this long: wake anyway (and run the HTTP server's timers). */
 #define SIDECAR_IDLE_WAKE_MS 1000
-/* The least a drain is given, whatever the grace period: one DrainNode and a look or two. */
-#define SIDECAR_DRAIN_MIN_BUDGET_MS 1000
 
 enum { TAG_SIGNAL = 1, TAG_PROBER, TAG_HTTP, TAG_HTTP_DRAIN, TAG_API };
 
@@ -92,80 +91,37 @@ static void send_version(struct sidecar *s, long now_ms)
     send_request(s, &req, USE_VERSION, now_ms);
 }
 
-/* Readiness: a worker's node ALIVE in the GCS; on the head, the GCS SERVING. */
-static void send_ready_check(struct sidecar *s, long now_ms)
-{
-    struct prober_request req = s->plan.role == PLAN_ROLE_WORKER
-                                    ? prober_req_find_node(s->gcs_addr, s->plan.head_port, s->plan.node_name, 0)
-                                    : prober_req_health(s->gcs_addr, s->plan.head_port, 0);
-    s->next_ready_ms = now_ms + SIDECAR_READY_INTERVAL_MS;
-    send_request(s, &req, USE_READY, now_ms);
-}
-
-static void fail_drain(struct sidecar *s, const char *detail, long now_ms)
-{
-    memset(&s->drain, 0, sizeof(s->drain));
-    s->drain.state = DRAIN_DONE;
-    s->drain.outcome = DRAIN_FAILED;
-    s->drain.started_ms = s->drain_wanted_ms;
-    s->drain.finished_ms = now_ms;
-    snprintf(s->drain.detail, sizeof(s->drain.detail), "%s", detail);
-}
-
-static void begin_drain(struct sidecar *s, long now_ms)
-{
-    char reason[sizeof(s->drain.reason)];
-    long left_ms = s->drain_budget_ms - (now_ms - s->drain_wanted_ms);
-    snprintf(reason, sizeof(reason), "rayboot-sidecar: pod %.40s/%.60s is ending (%.8s): %.90s", s->plan.namespace_,
-             s->plan.pod_name, s->drain_trigger, s->disruption);
-    drain_begin(&s->drain, s->gcs_addr, s->plan.head_port, s->plan.node_name, reason, left_ms, now_ms);
-    s->drain.started_ms = s->drain_wanted_ms; /* the client waited from its request on */
-    s->drains_started++;
-    log_info("draining node %s (%s; %s), up to %.1f s", s->plan.node_name, s->drain_trigger, s->disruption,
-             (double)left_ms / 1000.0);
-}
-
-/* What the prober does next, when it is free: the drain's needs first, then readiness. */
+/* What the prober does next, when it is free: its Ray version for a new address, then the drain's
+ * needs, then readiness. */
 static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
 {
     struct prober_request req;
-    long step_wake;
+    long at_ms = -1;
     if (s->gcs_addr[0] && strcmp(s->version_addr, s->gcs_addr) != 0 && now_ms >= s->version_retry_ms) {
         send_version(s, now_ms); /* first: every node lookup after it speaks that version */
         return;
     }
-    if (s->drain_wanted && !s->reason_pending && s->drain.state == DRAIN_IDLE) {
-        if (!s->plan.node_name[0]) {
-            fail_drain(s, "this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_IP from status.podIP)",
-                       now_ms);
-            return;
-        }
-        if (!s->gcs_addr[0]) {
-            if (now_ms - s->drain_wanted_ms >= s->drain_budget_ms) {
-                fail_drain(s, s->ready_reason, now_ms);
-            } else if (now_ms - s->resolved_ms >= DRAIN_POLL_MS) {
-                send_resolve(s, now_ms);
-            } else {
-                earliest(wake_ms, s->resolved_ms + DRAIN_POLL_MS);
-            }
-            return;
-        }
-        begin_drain(s, now_ms);
-    }
-    if (drain_in_progress(&s->drain)) {
-        enum drain_next step = drain_step(&s->drain, now_ms, &req, &step_wake);
-        if (step == DRAIN_NEXT_ASK)
-            send_request(s, &req, USE_DRAIN, now_ms);
-        else if (step == DRAIN_NEXT_SLEEP)
-            earliest(wake_ms, step_wake);
+    switch (sidecar_drain_next(s, now_ms, &req, &at_ms)) {
+    case SIDECAR_DRAIN_ASK:
+        send_request(s, &req, USE_DRAIN, now_ms);
         return;
+    case SIDECAR_DRAIN_RESOLVE:
+        send_resolve(s, now_ms);
+        return;
+    case SIDECAR_DRAIN_BUSY:
+        if (at_ms >= 0)
+            earliest(wake_ms, at_ms);
+        return;
+    case SIDECAR_DRAIN_IDLE:
+        break;
     }
     if (s->drain_wanted || sidecar_drained(s))
         return; /* readiness is over while a drain runs and once the node is going */
     if (now_ms < s->next_ready_ms) {
         earliest(wake_ms, s->next_ready_ms);
     } else if (s->gcs_addr[0]) {
-        send_ready_check(s, now_ms);
+        req = sidecar_ready_request(s, now_ms);
+        send_request(s, &req, USE_READY, now_ms);
     } else if (now_ms - s->resolved_ms >= SIDECAR_RESOLVE_INTERVAL_MS) {
         send_resolve(s, now_ms);
     } else {
@@ -173,71 +129,19 @@ static void next_request(struct sidecar *s, long now_ms, long *wake_ms)
     }
 }
 
-/* A refused token is a configuration error: said once, loudly, whichever request met it. */
-static void note_token_refused(struct sidecar *s, const struct prober_reply *reply)
-{
-    bool refused = reply && reply->status == PROBER_UNAUTHENTICATED;
-    if (refused && !s->token_refused)
-        log_error("%s", reply->reason);
-    s->token_refused = refused;
-}
-
-static void on_ready_reply(struct sidecar *s, const struct prober_reply *reply)
-{
-    s->ready_checked = true;
-    if (reply && reply->status == PROBER_OK) {
-        s->token_refused = false;
-        if (!s->ready)
-            log_info("ready: %s", s->plan.role == PLAN_ROLE_WORKER ? "this pod's node is ALIVE" : "the GCS is SERVING");
-        s->ready = true;
-        if (s->plan.role == PLAN_ROLE_WORKER)
-            snprintf(s->ready_reason, sizeof(s->ready_reason), "node %s is ALIVE in the GCS at %s:%d",
-                     s->plan.node_name, s->gcs_addr, s->plan.head_port);
-        else
-            snprintf(s->ready_reason, sizeof(s->ready_reason), "the GCS at %s:%d is SERVING", s->gcs_addr,
-                     s->plan.head_port);
-        return;
-    }
-    note_token_refused(s, reply);
-    if (s->ready)
-        log_info("not ready any more: %s", reply ? reply->reason : "the prober failed");
-    s->ready = false;
-    snprintf(s->ready_reason, sizeof(s->ready_reason), "GCS %s:%d: %.900s", s->gcs_addr, s->plan.head_port,
-             reply ? reply->reason : "the prober failed");
-    /* Only "no such node" and a refused token come from a GCS that answered; anything else may be
-     * an old address. */
-    if (!reply || (reply->status != PROBER_ABSENT && reply->status != PROBER_UNAUTHENTICATED))
-        s->gcs_addr[0] = '\0';
-}
-
 static void on_reply(struct sidecar *s, const struct prober_reply *reply, long now_ms)
 {
     enum sidecar_prober_use use = s->in_flight;
-    enum drain_state before = s->drain.state;
     s->in_flight = USE_NONE;
     switch (use) {
     case USE_RESOLVE:
-        if (reply && reply->status == PROBER_OK) {
-            snprintf(s->gcs_addr, sizeof(s->gcs_addr), "%s", reply->addr);
-        } else {
-            s->ready = false;
-            s->ready_checked = true;
-            snprintf(s->ready_reason, sizeof(s->ready_reason), "head %.253s: %.700s", s->plan.head_fqdn,
-                     reply ? reply->reason : "the prober failed");
-        }
+        sidecar_resolve_reply(s, reply);
         break;
     case USE_READY:
-        on_ready_reply(s, reply);
-        if (s->drain_wanted || sidecar_drained(s))
-            s->ready = false; /* a look that was under way when the drain began */
+        sidecar_ready_reply(s, reply);
         break;
     case USE_DRAIN:
-        drain_reply(&s->drain, now_ms, reply);
-        if (before == DRAIN_REQUESTING && reply && reply->status == PROBER_OK) {
-            s->drain_accepted = true;
-            snprintf(s->node_id, sizeof(s->node_id), "%.56s", reply->value);
-            log_info("DrainNode accepted for node %s (%s); waiting for it to leave", s->plan.node_name, s->node_id);
-        }
+        sidecar_drain_reply(s, reply, now_ms);
         break;
     case USE_VERSION:
         if (reply && reply->status == PROBER_OK) {
@@ -246,7 +150,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         } else {
             s->version_retry_ms = now_ms + SIDECAR_VERSION_RETRY_MS;
             if (reply && reply->status == PROBER_UNAUTHENTICATED) {
-                note_token_refused(s, reply); /* the token is what is wrong, not the version */
+                sidecar_note_token_refused(s, reply); /* the token is what is wrong, not the version */
                 break;
             }
             if (!s->version_warned)
@@ -259,65 +163,6 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
     }
 }
 
-static void report_drain(struct sidecar *s, long now_ms)
-{
-    const struct drain *d = &s->drain;
-    long ms = drain_elapsed_ms(d, now_ms);
-    s->drain_reported = true;
-    s->drain_wanted = false;
-    s->last_drain_ms = ms;
-    switch (d->outcome) {
-    case DRAIN_LEFT:
-        s->drains_left++;
-        if (d->earlier)
-            log_info("%s on the %s (%s)", d->detail, s->drain_trigger, s->disruption);
-        else
-            log_info("node %s drained: it left the cluster %.2f s after the %s (%s)", s->plan.node_name,
-                     (double)ms / 1000.0, s->drain_trigger, s->disruption);
-        termlog_write(s->envp, "rayboot-sidecar: node drained in %.2f s on %s: %s", (double)ms / 1000.0,
-                      s->drain_trigger, s->disruption);
-        break;
-    case DRAIN_DEADLINE:
-        s->drains_deadline++;
-        log_warn("node %s still in the cluster after %.1f s of draining (%s)", s->plan.node_name, (double)ms / 1000.0,
-                 s->disruption);
-        termlog_write(s->envp, "rayboot-sidecar: drain not finished within its deadline on %s: %s", s->drain_trigger,
-                      s->disruption);
-        break;
-    case DRAIN_FAILED:
-        s->drains_failed++;
-        log_warn("could not drain node %s: %s", s->plan.node_name, d->detail);
-        termlog_write(s->envp, "rayboot-sidecar: no drain on %s (%s): %s", s->drain_trigger, d->detail, s->disruption);
-        break;
-    }
-    http_resume_waiters(s->http_drain);
-}
-
-long sidecar_drain_budget_cap_ms(const struct sidecar *s)
-{
-    long cap = s->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    return cap < SIDECAR_DRAIN_MIN_BUDGET_MS ? SIDECAR_DRAIN_MIN_BUDGET_MS : cap;
-}
-
-/* A new drain: what an earlier one left is cleared, readiness is over from now on. */
-static void reset_drain(struct sidecar *s, const char *trigger, long budget_ms, long now_ms)
-{
-    long cap = sidecar_drain_budget_cap_ms(s);
-    if (s->drain_reported)
-        log_info("draining again (%s): the last drain failed (%s)", trigger, s->drain.detail);
-    memset(&s->drain, 0, sizeof(s->drain));
-    s->drain_reported = false;
-    s->drain_accepted = false;
-    s->node_id[0] = '\0';
-    s->drain_wanted = true;
-    s->drain_wanted_ms = now_ms;
-    s->drain_budget_ms = budget_ms < cap ? budget_ms : cap;
-    snprintf(s->drain_trigger, sizeof(s->drain_trigger), "%s", trigger);
-    if (s->ready)
-        log_info("not ready any more: draining (%s)", trigger);
-    s->ready = false;
-}
-
 void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
 {
     struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
@@ -325,7 +170,7 @@ void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
     long now_ms = monotime_ms();
     if (s->drain_wanted || sidecar_drained(s))
         return;
-    reset_drain(s, trigger, budget_ms, now_ms);
+    sidecar_drain_reset(s, trigger, budget_ms, now_ms);
     for (const char *const *e = s->envp; *e; e++) {
         if (strncmp(*e, "KUBERNETES_SERVICE_HOST=", 24) == 0)
             t.host = *e + 24;
@@ -339,16 +184,6 @@ void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
     }
     s->reason_pending = true;
     watch(s, s->api.fd, TAG_API);
-}
-
-bool sidecar_drain_done(const struct sidecar *s)
-{
-    return s->drain.state == DRAIN_DONE && s->drain_reported;
-}
-
-bool sidecar_drained(const struct sidecar *s)
-{
-    return sidecar_drain_done(s) && s->drain.outcome != DRAIN_FAILED;
 }
 
 static void on_api(struct sidecar *s, long now_ms)
@@ -454,7 +289,7 @@ int sidecar_loop(struct sidecar *s)
         if (s->in_flight == USE_NONE && s->prober.pid > 0)
             next_request(s, now_ms, &wake_ms);
         if (s->drain.state == DRAIN_DONE && !s->drain_reported)
-            report_drain(s, now_ms);
+            sidecar_drain_report(s, now_ms);
         if (s->terminating && may_exit(s, now_ms, &wake_ms))
             return 0;
         if (s->in_flight != USE_NONE)

@@ -2,19 +2,16 @@
  * so that every port, method, path and deadline a client can send is fuzzed without a server. */
 #include "route.h"
 
-#include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "number.h"
 
 /* deadline=SECONDS: whole seconds, 1..ROUTE_DEADLINE_MAX_S. */
 static int parse_deadline(const char *text, long *ms)
 {
-    char *end;
     long v;
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 1 || v > ROUTE_DEADLINE_MAX_S)
+    if (number_parse(text, strlen(text), 1, ROUTE_DEADLINE_MAX_S, &v) < 0)
         return -1;
     *ms = v * 1000;
     return 0;

@@ -1,6 +1,7 @@
-/* rayboot-sidecar's state, shared by its event loop (loop.c), its endpoints (endpoints.c) and its
- * metrics (metrics.c); main.c sets it up. A header of data only: each module declares its own
- * functions in its own header. One process, one thread: everything here is touched from the loop. */
+/* rayboot-sidecar's state, shared by its event loop (loop.c), its drain (draining.c), its readiness
+ * (readiness.c), its endpoints (endpoints.c) and its metrics (metrics.c); main.c sets it up. A
+ * header of data only: each module declares its own functions in its own header. One process, one
+ * thread: everything here is touched from the loop. */
 #ifndef RAYBOOT_SIDECAR_H
 #define RAYBOOT_SIDECAR_H
 

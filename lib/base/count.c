@@ -3,21 +3,14 @@
  * reported, never read as a prefix. */
 #include "count.h"
 
+#include "number.h"
+
 /* COUNT_MAX has 7 digits; a longer string is out of range whatever its value. */
 #define COUNT_DIGITS_MAX 7
 
 int count_parse(const char *text, size_t len, long *out)
 {
-    long v = 0;
-    if (len == 0 || len > COUNT_DIGITS_MAX)
+    if (len > COUNT_DIGITS_MAX)
         return -1;
-    for (size_t i = 0; i < len; i++) {
-        if (text[i] < '0' || text[i] > '9')
-            return -1;
-        v = v * 10 + (text[i] - '0');
-    }
-    if (v > COUNT_MAX)
-        return -1;
-    *out = v;
-    return 0;
+    return number_parse(text, len, 0, COUNT_MAX, out);
 }

@@ -1,11 +1,11 @@
 /* Environment lookups; the kernel already bounds each string to 128 KiB (MAX_ARG_STRLEN). */
 #include "env.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "number.h"
 
 const char *env_lookup(const char *const *envp, const char *name)
 {
@@ -48,18 +48,5 @@ int env_merge(const char *const *envp, const struct strv *add, struct strv *out)
 
 int env_parse_count(const char *text, long max, long *out)
 {
-    char *end;
-    long v;
-    while (isspace((unsigned char)*text))
-        text++;
-    if (!isdigit((unsigned char)*text))
-        return -1;
-    errno = 0;
-    v = strtol(text, &end, 10);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (errno || *end || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    return number_parse_trimmed(text, 0, max, out);
 }

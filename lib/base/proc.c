@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -11,6 +12,8 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "number.h"
 
 void proc_catchable_signals(sigset_t *set)
 {
@@ -193,9 +196,8 @@ int proc_signal_children(int sig)
     if (!d)
         return 0;
     while ((de = readdir(d)) != NULL) {
-        char *end;
-        long pid = strtol(de->d_name, &end, 10);
-        if (*end || pid <= 1 || pid == self)
+        long pid;
+        if (number_parse(de->d_name, strlen(de->d_name), 2, INT_MAX, &pid) < 0 || pid == self)
             continue;
         if (parent_of(de->d_name) == self && kill((pid_t)pid, sig) == 0)
             count++;

@@ -7,11 +7,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "number.h"
 
 /* Without close_range(2) (Linux before 5.9) and without /proc, descriptors are closed one by one
  * up to the soft limit, at most this many: far above what rayboot or the sidecar open. */
@@ -32,9 +35,9 @@ static int close_listed(unsigned int first, unsigned int last)
     if (!d)
         return -1;
     while ((e = readdir(d)) != NULL) {
-        char *end;
-        unsigned long fd = strtoul(e->d_name, &end, 10);
-        if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end != '\0' || fd < first || fd > last || (int)fd == dirfd(d))
+        long fd;
+        if (number_parse(e->d_name, strlen(e->d_name), 0, INT_MAX, &fd) < 0 || fd < first || fd > last ||
+            (int)fd == dirfd(d))
             continue;
         close((int)fd);
     }

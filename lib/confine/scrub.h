@@ -1,5 +1,5 @@
 /* What a forked helper sheds before it confines itself: descriptors it did not open, and the
- * environment. For the prober (prober.c), which parses DNS and HTTP/2 from the network and could
+ * environment. For the prober (prober_child.c), which parses DNS and HTTP/2 from the network and could
  * send whatever it holds to anywhere its seccomp filter lets it connect, and for the smaller
  * confined children (the rendezvous, the worker's watch). */
 #ifndef RAYBOOT_SCRUB_H

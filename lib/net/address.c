@@ -8,21 +8,18 @@
 #include <string.h>
 
 #include "dnsname.h"
+#include "number.h"
 
 int port_parse(const char *text, int *port, struct errbuf *err)
 {
-    long value = 0;
-    size_t i;
-    if (!text[0])
+    long value;
+    size_t len = strlen(text);
+    if (len == 0)
         return errbuf_set(err, "port is empty (expected a number 1..65535)");
-    for (i = 0; text[i]; i++) {
-        if (!isdigit((unsigned char)text[i]))
-            return errbuf_set(err, "port is not a number (expected 1..65535)");
-        if (i >= 5)
-            return errbuf_set(err, "port out of range (expected 1..65535)");
-        value = value * 10 + (text[i] - '0');
-    }
-    if (value < 1 || value > 65535)
+    if (strspn(text, "0123456789") != len)
+        return errbuf_set(err, "port is not a number (expected 1..65535)");
+    /* Five digits at most, leading zeros included: "000080" is not how a port is written. */
+    if (len > 5 || number_parse(text, len, 1, 65535, &value) < 0)
         return errbuf_set(err, "port out of range (expected 1..65535)");
     *port = (int)value;
     return 0;

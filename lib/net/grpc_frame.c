@@ -6,6 +6,8 @@
 #include <strings.h>
 #include <string.h>
 
+#include "number.h"
+
 long grpc_frame_encode(const uint8_t *msg, size_t len, uint8_t *out, size_t cap)
 {
     if (len > UINT32_MAX || cap < GRPC_FRAME_HEADER_BYTES || len > cap - GRPC_FRAME_HEADER_BYTES)
@@ -58,12 +60,9 @@ void grpc_header_line(const char *line, size_t len, int *status, char *message, 
     size_t vlen;
     const char *v = header_value(line, len, "grpc-status", &vlen);
     if (v) {
-        int code = 0;
-        if (vlen == 0 || vlen > 3)
-            code = -2;
-        for (size_t i = 0; code >= 0 && i < vlen; i++)
-            code = isdigit((unsigned char)v[i]) ? code * 10 + (v[i] - '0') : -2;
-        *status = code;
+        long code;
+        /* One to three digits (gRPC's codes are 0..16): anything else is -2. */
+        *status = vlen <= 3 && number_parse(v, vlen, 0, 999, &code) == 0 ? (int)code : -2;
         return;
     }
     v = header_value(line, len, "grpc-message", &vlen);

@@ -1,4 +1,6 @@
-/* /etc/hosts lookup of the pod's own FQDN. Resolving other names is c-ares' job (lib/net/dns.c). */
+/* Lookups in a kubelet-written /etc/hosts: the pod's own FQDN and address (for podview.c), and any
+ * name's address (for dns.c, which looks here first, as a pod's resolver does). Asking the
+ * nameservers is c-ares' job (lib/net/dns.c). */
 #include "hosts.h"
 
 #include <arpa/inet.h>
@@ -7,6 +9,8 @@
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
+
+#include "lines.h"
 
 /* Copies the next whitespace-separated field of [*p, end) into a bounded view. */
 static bool next_field(const char **p, const char *end, const char **field, size_t *len)
@@ -54,16 +58,12 @@ static bool line_find_fqdn(const char *line, const char *end, const char *hostna
 int hosts_find_fqdn(const char *text, const char *hostname, char fqdn[DNS_NAME_MAX_BYTES + 1])
 {
     size_t host_len = strlen(hostname);
-    const char *line = text;
+    const char *cursor = text, *line, *end;
     if (host_len == 0)
         return -1;
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        if (!end)
-            end = line + strlen(line);
+    while (lines_next(&cursor, &line, &end)) {
         if (line_find_fqdn(line, end, hostname, host_len, fqdn))
             return 0;
-        line = *end ? end + 1 : end;
     }
     return -1;
 }
@@ -109,18 +109,14 @@ static bool line_lookup_addr(const char *line, const char *end, const char *name
 static int lookup_addr(const char *text, const char *name, bool skip_loopback, char *addr, size_t addr_cap)
 {
     size_t name_len = strlen(name);
-    const char *line = text;
+    const char *cursor = text, *line, *end;
     if (name_len > 0 && name[name_len - 1] == '.')
         name_len--;
     if (name_len == 0)
         return -1;
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        if (!end)
-            end = line + strlen(line);
+    while (lines_next(&cursor, &line, &end)) {
         if (line_lookup_addr(line, end, name, name_len, skip_loopback, addr, addr_cap))
             return 0;
-        line = *end ? end + 1 : end;
     }
     return -1;
 }

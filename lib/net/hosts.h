@@ -1,4 +1,5 @@
-/* The kubelet-written /etc/hosts: where a pod learns its own fully qualified name. */
+/* The kubelet-written /etc/hosts: where a pod learns its own fully qualified name and address, and
+ * where a name is looked up before the nameservers are asked. */
 #ifndef RAYBOOT_HOSTS_H
 #define RAYBOOT_HOSTS_H
 

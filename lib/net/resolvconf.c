@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"
+
 /* A word of a line: [start, start+len). */
 struct word {
     const char *start;
@@ -76,15 +78,12 @@ static void parse_options(const char **p, const char *end, struct resolvconf *rc
 
 void resolvconf_parse(const char *text, struct resolvconf *rc)
 {
-    const char *line = text;
+    const char *cursor = text, *line, *end;
     memset(rc, 0, sizeof(*rc));
     rc->ndots = 1;
-    while (*line) {
-        const char *end = strchr(line, '\n');
+    while (lines_next(&cursor, &line, &end)) {
         const char *p = line;
         struct word key;
-        if (!end)
-            end = line + strlen(line);
         if (word_next(&p, end, &key)) {
             if (word_is(&key, "search") || word_is(&key, "domain"))
                 parse_search(&p, end, rc);
@@ -93,7 +92,6 @@ void resolvconf_parse(const char *text, struct resolvconf *rc)
             else if (word_is(&key, "options"))
                 parse_options(&p, end, rc);
         }
-        line = *end ? end + 1 : end;
     }
 }
 

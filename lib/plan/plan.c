@@ -49,43 +49,35 @@ static int parse_role(const char *text, enum plan_role *role, struct errbuf *err
     return 0;
 }
 
-/* Decides role, source and head, with explicit settings winning over detection. */
-static int decide(const struct plan_input *in, const struct pod_view *pod, struct plan *p, struct errbuf *err)
+/* Which source describes this pod (Volcano, LeaderWorkerSet or JobSet, an Indexed Job), into d,
+ * warning about any other that is present too. None found is an error only when RAYBOOT_ROLE does
+ * not say the role either. */
+static int detect_source(const struct plan_input *in, const struct pod_view *pod, const char *role_text,
+                         const char *address, struct plan *p, struct detection *d, struct errbuf *err)
 {
-    const char *role_text = env_lookup_nonempty(in->envp, "RAYBOOT_ROLE");
-    const char *address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS");
     const char *index_text = env_lookup_nonempty(in->envp, "JOB_COMPLETION_INDEX");
     struct volcano_tasks vt;
     const char *volcano_origin = NULL;
-    struct detection d = {0};
     int found;
-    enum plan_role explicit_role = PLAN_ROLE_WORKER;
-    char host[ADDRESS_HOST_MAX_BYTES];
-    int port = in->plugin->port;
-
-    if (role_text && parse_role(role_text, &explicit_role, err) < 0)
-        return -1;
-    if (address && address_parse(address, host, &port, err) < 0)
-        return errbuf_prefix(err, "RAYBOOT_HEAD_ADDRESS=%.80s", address);
 
     if (volcano_load(pod->root, in->envp, &vt, err) < 0)
         return -1;
     if (vt.ntasks > 0) {
         p->source = PLAN_SOURCE_VOLCANO;
         volcano_origin = vt.origin;
-        int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, &d, err);
+        int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, d, err);
         if (rc < 0) {
             volcano_tasks_free(&vt);
             return -1;
         }
     } else if ((found = plan_platform_detect(in, pod->root, pod->hostname, pod->fqdn, role_text != NULL,
-                                             address != NULL, p, &d.role, d.head_host, err)) != 0) {
+                                             address != NULL, p, &d->role, d->head_host, err)) != 0) {
         if (found < 0)
             return -1;
-        d.found = true;
+        d->found = true;
     } else if (index_text) {
         p->source = PLAN_SOURCE_INDEXED_JOB;
-        if (detect_indexed_job(pod, index_text, address != NULL, p, &d, err) < 0)
+        if (detect_indexed_job(pod, index_text, address != NULL, p, d, err) < 0)
             return -1;
     } else if (!role_text) {
         return errbuf_set(err,
@@ -95,27 +87,21 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
                           "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
                           PODLABELS_FILE);
     }
-    found = d.found ? plan_platform_warn_others(in, pod->root, volcano_origin, index_text, p, err) : 0;
+    found = d->found ? plan_platform_warn_others(in, pod->root, volcano_origin, index_text, p, err) : 0;
     if (vt.ntasks > 0)
         volcano_tasks_free(&vt); /* volcano_origin points into it */
-    if (found < 0)
-        return -1;
+    return found < 0 ? -1 : 0;
+}
 
-    p->role = d.role;
-    if (role_text) {
-        if (d.found && d.role != explicit_role &&
-            plan_warn(p, err, "RAYBOOT_ROLE=%s, but %s says this pod is a %s; keeping RAYBOOT_ROLE", role_text,
-                      plan_source_name(p->source), plan_role_name(d.role)) < 0)
-            return -1;
-        p->role = explicit_role;
-        p->source = PLAN_SOURCE_EXPLICIT;
-        plan_evidence(p->role_from, "RAYBOOT_ROLE=%s", role_text);
-    }
-
+/* The head's address: RAYBOOT_HEAD_ADDRESS (host, port) over the detected head, else the detected
+ * head qualified, else a head's own name. */
+static int choose_head(const struct plan_input *in, const struct pod_view *pod, const char *address, const char *host,
+                       int port, const char *role_text, const struct detection *d, struct plan *p, struct errbuf *err)
+{
     p->head_port = port;
     if (address) {
-        if (d.head_host[0] && strcmp(d.head_host, host) != 0 &&
-            plan_warn(p, err, "RAYBOOT_HEAD_ADDRESS=%s overrides the detected head %s", address, d.head_host) < 0)
+        if (d->head_host[0] && strcmp(d->head_host, host) != 0 &&
+            plan_warn(p, err, "RAYBOOT_HEAD_ADDRESS=%s overrides the detected head %s", address, d->head_host) < 0)
             return -1;
         if (in->plugin->port_given && in->plugin->port != port &&
             plan_warn(p, err, "RAYBOOT_HEAD_ADDRESS port %d overrides --port=%d", port, in->plugin->port) < 0)
@@ -123,14 +109,15 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         copy_str(p->head_host, sizeof(p->head_host), host);
         copy_str(p->head_fqdn, sizeof(p->head_fqdn), host);
         plan_evidence(p->head_from, "RAYBOOT_HEAD_ADDRESS=%s", address);
-        if (!d.found && !role_text)
+        if (!d->found && !role_text)
             p->source = PLAN_SOURCE_EXPLICIT;
         return 0;
     }
-    if (d.head_host[0]) {
-        copy_str(p->head_host, sizeof(p->head_host), d.head_host);
-        if (qualify(p, d.head_host, p->head_fqdn, sizeof(p->head_fqdn)) < 0)
-            return errbuf_set(err, "head name %s.%s.svc.%s is too long", d.head_host, p->namespace_, p->cluster_domain);
+    if (d->head_host[0]) {
+        copy_str(p->head_host, sizeof(p->head_host), d->head_host);
+        if (qualify(p, d->head_host, p->head_fqdn, sizeof(p->head_fqdn)) < 0)
+            return errbuf_set(err, "head name %s.%s.svc.%s is too long", d->head_host, p->namespace_,
+                              p->cluster_domain);
         return 0;
     }
     if (p->role != PLAN_ROLE_HEAD)
@@ -143,6 +130,36 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
     copy_str(p->head_host, sizeof(p->head_host), pod->hostname);
     copy_str(p->head_fqdn, sizeof(p->head_fqdn), pod->fqdn[0] ? pod->fqdn : pod->hostname);
     return 0;
+}
+
+/* Decides role, source and head, with explicit settings winning over detection. */
+static int decide(const struct plan_input *in, const struct pod_view *pod, struct plan *p, struct errbuf *err)
+{
+    const char *role_text = env_lookup_nonempty(in->envp, "RAYBOOT_ROLE");
+    const char *address = env_lookup_nonempty(in->envp, "RAYBOOT_HEAD_ADDRESS");
+    struct detection d = {0};
+    enum plan_role explicit_role = PLAN_ROLE_WORKER;
+    char host[ADDRESS_HOST_MAX_BYTES];
+    int port = in->plugin->port;
+
+    if (role_text && parse_role(role_text, &explicit_role, err) < 0)
+        return -1;
+    if (address && address_parse(address, host, &port, err) < 0)
+        return errbuf_prefix(err, "RAYBOOT_HEAD_ADDRESS=%.80s", address);
+    if (detect_source(in, pod, role_text, address, p, &d, err) < 0)
+        return -1;
+
+    p->role = d.role;
+    if (role_text) {
+        if (d.found && d.role != explicit_role &&
+            plan_warn(p, err, "RAYBOOT_ROLE=%s, but %s says this pod is a %s; keeping RAYBOOT_ROLE", role_text,
+                      plan_source_name(p->source), plan_role_name(d.role)) < 0)
+            return -1;
+        p->role = explicit_role;
+        p->source = PLAN_SOURCE_EXPLICIT;
+        plan_evidence(p->role_from, "RAYBOOT_ROLE=%s", role_text);
+    }
+    return choose_head(in, pod, address, host, port, role_text, &d, p, err);
 }
 
 /* --num-cpus, --memory from cgroup v1 or v2 (lib/plan/cgroup.c); --num-gpus from

@@ -1,7 +1,8 @@
 /* LeaderWorkerSet and JobSet as plan sources: every group of a LeaderWorkerSet is a Ray cluster
  * with its leader the head; a JobSet is one, its head pod 0 of Job 0 of the replicated job --head
  * names. Parsing is lib/plan/lws.c's and lib/plan/jobset.c's; qualifying the head's name, explicit settings
- * and ray start are lib/plan/plan.c's. Also the one place that knows the order of all sources. */
+ * and ray start are lib/plan/plan.c's. Also the order in which sources win, for the warning when two
+ * describe one pod. */
 #include "plan_platform.h"
 
 #include <stdarg.h>

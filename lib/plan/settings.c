@@ -69,9 +69,8 @@ int settings_load(const char *const *envp, struct settings *s, struct errbuf *er
     if (port_number(envp, "RAYBOOT_RENDEZVOUS_PORT", &s->rendezvous_port, err) < 0)
         return -1;
     if (code) {
-        char *end;
-        long v = strtol(code, &end, 10);
-        if (end == code || *end || v < 0 || v > 255)
+        long v;
+        if (env_parse_count(code, 255, &v) < 0)
             return errbuf_set(err, "RAYBOOT_EVICTION_EXIT_CODE=%.40s: expected 0..255", code);
         s->eviction_exit_code = (int)v;
     }

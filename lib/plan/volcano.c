@@ -1,9 +1,10 @@
-/* Reading Volcano's host lists. Deciding what they mean (head, worker, counts) is plan.c's. */
+/* Reading Volcano's host lists. Deciding what they mean (head, worker, counts) is detect.c's. */
 #include "volcano.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "env.h"
 #include "fsroot.h"
+#include "number.h"
 
 #define VOLCANO_DIR "/etc/volcano"
 /* The kubelet swaps ..data atomically; a read that raced a swap is done again. Three swaps in a
@@ -102,15 +104,10 @@ static int task_set_hosts(struct volcano_task *t, char *buf, char sep, const cha
 
 static int parse_declared(struct volcano_task *t, const char *text, const char *what, struct errbuf *err)
 {
-    char *end;
     long v;
     if (!text)
         return errbuf_set(err, "%s: unreadable", what);
-    errno = 0;
-    v = strtol(text, &end, 10);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (errno || end == text || *end || v < 0)
+    if (number_parse_trimmed(text, 0, LONG_MAX, &v) < 0)
         return errbuf_set(err, "%s: '%.40s' is not a count", what, text);
     t->declared = v;
     return 0;

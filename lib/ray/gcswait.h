@@ -1,7 +1,8 @@
-/* The wait for the head's GCS, run inside the prober (issue 20 §2-3): it resolves the head's name,
+/* The wait for the head's GCS, run inside the prober: it resolves the head's name,
  * holds the head's rendezvous when there is one, probes Health/Check, and tells rayboot only what
  * changed. The policy is a state machine on a clock handed in (gcswait_next and the gcswait_*
- * results), so tests drive it without a network; gcswait_run is its loop with the prober's calls.
+ * results), so tests drive it without a network; gcswait_run (gcswait_loop.h) is its loop with the
+ * prober's calls.
  *
  * The speeds: while the name does not resolve, only DNS is asked, with exponential backoff and
  * jitter in each step's upper half (50 ms doubling to 1 s: ~1.3 queries/s, safe for CoreDNS when
@@ -79,6 +80,9 @@ struct gcswait_news {
     } item[GCSWAIT_NEWS_MAX];
 };
 
+/* The next item of news, zeroed but for its event; NULL when news is full. */
+struct gcswait_item *gcswait_news_add(struct gcswait_news *news, enum gcswait_event event);
+
 struct gcswait {
     char name[DNS_NAME_MAX_BYTES + 2];
     char what[DNS_NAME_MAX_BYTES + 32]; /* "GCS head:6379", for the lines */
@@ -113,19 +117,5 @@ void gcswait_probed(struct gcswait *g, long now_ms, bool serving, const char *st
 void gcswait_rendezvous(struct gcswait *g, long now_ms, enum gcswait_rdv_result r, const char *reason,
                         struct gcswait_news *news);
 void gcswait_give_up(struct gcswait *g, long now_ms, struct gcswait_news *news);
-
-/* The prober's calls, for gcswait_run. */
-struct gcswait_io {
-    void *ctx;
-    int (*resolve)(void *ctx, const char *name, long budget_ms, char addr[DNS_ADDR_MAX_BYTES], struct errbuf *err);
-    int (*tcp)(void *ctx, const char *addr, int port, long budget_ms, struct errbuf *err);
-    int (*health)(void *ctx, const char *addr, int port, long budget_ms, struct errbuf *err);
-    int parent_fd; /* the prober's socket: news go out on it, PROBE_CANCEL comes in */
-};
-
-/* Runs the wait req (PROBE_WAIT_GCS) to its end, sending each piece of news to the parent.
- * Returns 0 when it ended (its last news sent), 1 when another request came in meanwhile (it is
- * in *next, to be served), -1 when the parent is gone. */
-int gcswait_run(const struct prober_request *req, const struct gcswait_io *io, struct prober_request *next);
 
 #endif

@@ -1,4 +1,4 @@
-"""The prober is forked, not exec'd (lib/ray/prober.c): before its seccomp filter goes on it must drop
+"""The prober is forked, not exec'd (lib/ray/prober.c, its child side lib/ray/prober_child.c): before its seccomp filter goes on it must drop
 what it inherited and does not need (lib/confine/scrub.c, issue 18). These look at a live prober of the
 release binaries: its /proc/PID/environ holds no byte of the environment (the user's secrets),
 and /proc/PID/fd holds /dev/null on 0-2 and its own sockets only: not a file rayboot inherited,
