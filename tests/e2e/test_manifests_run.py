@@ -1,8 +1,11 @@
 """What we ship is what we test: the simulator runs k8s/volcano/ray-cluster.yaml,
 k8s/volcano/ray-plugin-compatible.yaml and k8s/indexed-job/ray-cluster.yaml as they are (their
 env, plugins, commands, sidecars, probes and preStop hooks), images aside: the job's script
-becomes the squares program, and Ray is kept light (one CPU, no dashboard) on this machine."""
+becomes the squares program, and Ray is kept light (one CPU, no dashboard) on this machine. Ray's
+token authentication stays on; the simulator mounts no Secret volumes, so the token the manifests
+read from the Secret's file (RAY_AUTH_TOKEN_PATH) is given as RAY_AUTH_TOKEN instead."""
 import pathlib
+import secrets
 
 import yaml
 
@@ -11,6 +14,8 @@ from rayjobs import LIGHT, PROGRAMS
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SQUARES = "[0, 1, 4, 9, 16, 25, 36, 49, 64, 81]"
 JOB_SCRIPT = "/home/ray/job.py"
+# The cluster's token, in place of the Secret every manifest mounts (k8s/*: ray-auth-token).
+TOKEN = secrets.token_hex(32)
 
 
 def load(relative, kind="Job"):
@@ -19,8 +24,22 @@ def load(relative, kind="Job"):
     return doc
 
 
+def token_from_env(pod_specs):
+    """The token's file (RAY_AUTH_TOKEN_PATH, a Secret volume here unmounted) becomes the token
+    itself (RAY_AUTH_TOKEN), in every container that reads it, sidecars included."""
+    for spec in pod_specs:
+        for c in spec["containers"] + spec.get("initContainers", []):
+            env = c.get("env", [])
+            for i, item in enumerate(env):
+                if item["name"] == "RAY_AUTH_TOKEN_PATH":
+                    env[i] = {"name": "RAY_AUTH_TOKEN", "value": TOKEN}
+
+
 def adapt(pod_specs, program="squares.py"):
-    """Images aside: the job script is the squares program; Ray runs light."""
+    """Images aside: the job script is the squares program; Ray runs light; the token is given
+    as a value (token_from_env)."""
+    pod_specs = list(pod_specs)
+    token_from_env(pod_specs)
     seen = set()
     for spec in pod_specs:
         for c in spec["containers"]:
@@ -45,6 +64,7 @@ def test_seed_manifest_with_sidecars(cluster):
     assert head.wait(240) == 0, logs(job)
     assert SQUARES in head.log() and "nodes: 3" in head.log(), logs(job)
     assert "readyz: ['200', '200', '200']" in head.log(), logs(job)
+    assert "Ray token authentication: the token from RAY_AUTH_TOKEN" in head.log(), logs(job)
     for i in range(2):
         worker = job.pod("worker", i)
         assert worker.wait(60) == 0, logs(job)

@@ -12,6 +12,7 @@ import yaml
 
 from podsim import wait_until
 from rayjobs import PROGRAMS
+from test_manifests_run import TOKEN, token_from_env
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFEST = REPO / "k8s" / "volcano" / "ray-submitter.yaml"
@@ -22,6 +23,7 @@ RECORD = os.environ.get("RAYBOOT_RECORD_JOBSAPI")
 
 def manifest():
     (job,) = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d and d["kind"] == "Job"]
+    token_from_env([t["template"]["spec"] for t in job["spec"]["tasks"]])
     for task in job["spec"]["tasks"]:
         c = task["template"]["spec"]["containers"][0]
         if task["name"] in ("head", "worker"):
@@ -33,7 +35,8 @@ def manifest():
 
 
 def dashboard(head, path, method="GET"):
-    out = head.exec(["curl", "-sS", "-X", method, "-m", "20", f"http://127.0.0.1:8265{path}"], timeout=30)
+    out = head.exec(["curl", "-sS", "-X", method, "-m", "20", "-H", f"Authorization: Bearer {TOKEN}",
+                     f"http://127.0.0.1:8265{path}"], timeout=30)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

@@ -319,3 +319,34 @@ def test_dockerfile_builds_what_the_tests_build():
 def test_rbac_grants_get_pods_only():
     (role,) = [d for _, d in documents() if d["kind"] == "Role" and d["metadata"]["name"] == "rayboot-sidecar"]
     assert role["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+
+
+AUTH_SECRET = "ray-auth-token"
+
+
+def test_ray_token_auth_is_on_everywhere():
+    """Ray's token authentication in every pod: each container that runs Ray, rayboot or the
+    sidecar (everything but `rayboot install`) has RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH
+    naming a file of the Secret ray-auth-token, mounted read-only, readable by the group only
+    (0440), the pod's fsGroup giving UID 1000 that group. No manifest holds the Secret itself:
+    the user makes it with a random token (the quickstarts' one command)."""
+    assert not [p.name for p, d in documents() if d.get("kind") == "Secret"], "a shipped token is everyone's token"
+    specs = list(pod_specs())
+    assert specs
+    for path, spec in specs:
+        secrets = {v["name"]: v["secret"] for v in spec.get("volumes", []) if "secret" in v}
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            where = f"{path.name}/{c['name']}"
+            if c.get("command", [None])[1:2] == ["install"]:
+                continue
+            env = {e["name"]: e.get("value") for e in c.get("env", [])}
+            assert env.get("RAY_AUTH_MODE") == "token", f"{where}: {env}"
+            assert "RAY_AUTH_TOKEN" not in env, f"{where}: the token belongs in a file, not in the pod spec"
+            directory, _, file = env.get("RAY_AUTH_TOKEN_PATH", "").rpartition("/")
+            (mount,) = [m for m in c.get("volumeMounts", []) if m["mountPath"] == directory]
+            assert mount.get("readOnly") is True and "subPath" not in mount, f"{where}: {mount}"
+            secret = secrets[mount["name"]]
+            assert secret["secretName"] == AUTH_SECRET, f"{where}: {secret}"
+            assert secret["items"] == [{"key": "token", "path": file}], f"{where}: {secret}"
+            assert secret.get("defaultMode") == 0o440, f"{where}: {oct(secret.get('defaultMode', 0o644))}"
+            assert spec["securityContext"].get("fsGroup") == spec["securityContext"]["runAsGroup"], where

@@ -3,9 +3,10 @@ the API server validates each against its project's own CRD (tests/manifests/sch
 test controller makes what LeaderWorkerSet's or JobSet's would (tests/node/lws.py,
 tests/node/jobset.py say what they leave out), and everything else is the real thing: the Job
 controller, the kubelet's downward API volume, CoreDNS publishing not-ready addresses, our
-images, real Ray, in a namespace that enforces Pod Security "restricted". The two changes made
-to every shipped manifest here are test_shipped_manifests.py's (the seed program as
-/home/ray/job.py, CPU requests for 2 cores)."""
+images, real Ray with its token authentication on (the Secret made first, as the quickstarts
+say), in a namespace that enforces Pod Security "restricted". The two changes made to every
+shipped manifest here are test_shipped_manifests.py's (the seed program as /home/ray/job.py,
+CPU requests for 2 cores)."""
 import pathlib
 import time
 
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from kube import ApiError, running
-from test_shipped_manifests import SQUARES, for_this_node, job_configmap, load, pod_logs
+from test_shipped_manifests import AUTH_SOURCE, SQUARES, apply, for_this_node, job_configmap, load, pod_logs
 
 SCHEMAS = pathlib.Path(__file__).resolve().parent.parent / "manifests" / "schemas"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -59,8 +60,7 @@ def jobset(node, jobset_crd, restricted_namespace):
 def create_all(node, namespace, relative):
     docs = [for_this_node(d, namespace) for d in load(relative)]
     node.create(job_configmap(namespace))
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
     return docs
 
 
@@ -80,7 +80,7 @@ def leader_log_with_result(node, namespace, name, controller, timeout=420):
             raise AssertionError(f"the test controller failed: {controller.errors}")
         pod = node.pod(namespace, name)
         log = node.log(namespace, name, "ray")
-        return (pod["metadata"]["uid"], log) if SQUARES in log and "nodes: 3" in log else None
+        return (pod["metadata"]["uid"], log) if SQUARES in log and "nodes: 3" in log and AUTH_SOURCE in log else None
     try:
         return node.wait(f"the squares in {name}'s log", result, timeout, interval=1)
     except TimeoutError as e:
@@ -157,7 +157,7 @@ def test_jobset_runs_to_completion(node, restricted_namespace, jobset):
     (head,) = by_rjob["head"]
     assert head["status"]["phase"] == "Succeeded", pod_logs(node, ns)
     log = node.log(ns, head["metadata"]["name"], "ray")
-    assert SQUARES in log and "nodes: 3" in log, pod_logs(node, ns)
+    assert SQUARES in log and "nodes: 3" in log and AUTH_SOURCE in log, pod_logs(node, ns)
     assert ("head of job ray-jobset (from jobset: /etc/podinfo/labels (replicatedjob-name=head, job-index=0) and "
             "JOB_COMPLETION_INDEX=0); head ray-jobset-head-0-0.ray-jobset.") in log, log
     assert "2 workers expected" in log, log

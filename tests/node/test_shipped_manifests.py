@@ -1,6 +1,9 @@
 """What we ship, run on the real node to its result: the manifests under k8s/ as they are, with
 our images built from our Dockerfiles and real Ray in real pods.
 
+Ray's token authentication is on in every manifest: each test first creates the Secret the
+manifests read the token from (ray-auth-token), with a random token, as the quickstarts do.
+
 Two changes only, both forced by the test machine, and made here in the open:
 - the user's script: the manifests run /home/ray/job.py, which is yours and in no image of ours;
   here it is the seed program (squares), from a ConfigMap mounted at that path in every Ray
@@ -11,6 +14,7 @@ import copy
 import json
 import os
 import pathlib
+import secrets
 import time
 
 import yaml
@@ -22,11 +26,34 @@ SQUARES = "[0, 1, 4, 9, 16, 25, 36, 49, 64, 81]"
 SEED_PROGRAM = REPO / "tests" / "e2e" / "programs" / "squares.py"
 RAY_IMAGES = {cluster.PINS["IMAGE_RAY"], "rayproject/ray:2.60.0", cluster.PINS["IMAGE_RAY_STOCK"]}
 JOB_CONFIGMAP = "user-job"
+# Where every shipped manifest has Ray's token: the Secret the user makes, mounted read-only.
+AUTH_SECRET = "ray-auth-token"
+AUTH_SOURCE = "Ray token authentication: the token from RAY_AUTH_TOKEN_PATH=/var/run/secrets/ray-auth/token"
 TEST_CPU_REQUEST = "300m"
 
 
 def load(relative):
     return [d for d in yaml.safe_load_all((REPO / "k8s" / relative).read_text()) if d]
+
+
+def create_auth_secret(node, namespace):
+    """The Secret the shipped manifests read Ray's token from, made as the quickstarts make it
+    (`kubectl create secret generic ray-auth-token --from-literal=token="$(openssl rand -hex 32)"`):
+    32 random bytes in hex. Returns the token."""
+    token = secrets.token_hex(32)
+    node.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": AUTH_SECRET, "namespace": namespace},
+                 "type": "Opaque", "stringData": {"token": token}})
+    return token
+
+
+def apply(node, namespace, docs):
+    """What a user does: the token's Secret first, then the manifest's objects."""
+    create_auth_secret(node, namespace)
+    for d in docs:
+        node.create(d)
+
+
+AUTH_ENV = [{"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": AUTH_SECRET, "key": "token"}}}]
 
 
 def job_configmap(namespace):
@@ -89,14 +116,14 @@ def assert_seed_job_ran(node, namespace, pod, container):
     assert pod["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
     log = node.log(namespace, name, container)
     assert SQUARES in log and "nodes: 3" in log, pod_logs(node, namespace)
+    assert AUTH_SOURCE in log, log
 
 
 def test_indexed_job_runs_to_completion(node, restricted_namespace):
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
     node.create(job_configmap(namespace))
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
 
     def finished():
         j = node.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/ray-indexed")
@@ -146,8 +173,7 @@ def create_vcjob(node, namespace, relative):
     docs = [for_this_node(d, namespace) for d in load(relative)]
     apply_rbac_if_used(node, namespace, docs)
     node.create(job_configmap(namespace))
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
     (job,) = [d for d in docs if d["kind"] == "Job"]
     return job["metadata"]["name"]
 
@@ -260,6 +286,7 @@ def gcs_recorder(node, namespace, gcs_address, follow=False):
                                           "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
                                           "command": ["python", "/programs/node_states.py", gcs_address,
                                                       "--follow" if follow else "--watch"],
+                                          "env": AUTH_ENV,
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
     node.wait_pod_phase(namespace, "gcs-record", {"Running"}, 120)
@@ -326,8 +353,7 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
     docs = [for_this_node(d, namespace) for d in load("volcano/sidecar-only.yaml")]
     apply_rbac_if_used(node, namespace, docs)
     node.create(job_configmap(namespace))
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
     (name,) = [d["metadata"]["name"] for d in docs if d["kind"] == "Job"]
     pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
 
@@ -339,7 +365,8 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
                           "containers": [{"name": "submit", "image": cluster.IMAGE_NAMES["rayboot"],
                                           "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
                                           "command": ["/rayboot", "submit", "--address", f"http://{name}-head-svc:8265",
-                                                      "--", "python", "/home/ray/job.py"]}]}}, namespace)
+                                                      "--", "python", "/home/ray/job.py"],
+                                          "env": AUTH_ENV}]}}, namespace)
     sub = node.wait_pod_phase(namespace, "submit", {"Succeeded", "Failed"}, 240)
     log = node.log(namespace, "submit")
     assert sub["status"]["phase"] == "Succeeded", log + pod_logs(node, namespace)
@@ -552,8 +579,7 @@ def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted
     apply_rbac_if_used(node, namespace, docs)
     node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
                  "data": {"job.py": BUSY_JOB}})
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
     name = "ray-cluster"
     pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
     for attempt, (victim, how) in enumerate([(f"{name}-worker-1", "evict"), (f"{name}-worker-0", "delete")]):
@@ -715,8 +741,7 @@ def test_volcano_head_deleted_is_recreated_alone_and_the_workers_rejoin(node, re
     docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster.yaml")]
     apply_rbac_if_used(node, namespace, docs)
     start_busy_then_seed_job(node, namespace)
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
     name = "ray-cluster"
     head, workers = f"{name}-head-0", [f"{name}-worker-0", f"{name}-worker-1"]
     phases, done = [], threading.Event()
@@ -773,8 +798,7 @@ def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, rest
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
     start_busy_then_seed_job(node, namespace)
-    for d in docs:
-        node.create(d)
+    apply(node, namespace, docs)
     sel = "job-name=ray-indexed"
     path = f"/apis/batch/v1/namespaces/{namespace}/jobs"
 
