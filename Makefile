@@ -93,7 +93,7 @@ help:
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
 
-$(DEPS_OK): deps/build.sh
+$(DEPS_OK): deps/build.sh deps/mbedtls_entropy.c deps/mbedtls-tls12-rsa-pss.patch
 	deps/build.sh $(DEPS)
 deps: $(DEPS_OK)
 

@@ -3,8 +3,8 @@
 # prefix that every later build reuses: c-ares, nghttp2 (library only), libcurl (HTTP and h2c
 # only), libseccomp, cJSON, and for the sidecar alone libmicrohttpd, mbedTLS and a second
 # libcurl with TLS (in OUTDIR/prefix-tls, so that rayboot itself carries no TLS code).
-# Installing host packages and deb-src entries is left to scripts/bootstrap.sh; this script
-# only builds.
+# Installing host packages and bookworm's deb-src entries is left to scripts/bootstrap.sh; this
+# script builds, and fetches the two sources pinned from trixie (fetch_pinned, below) itself.
 #
 # Usage: deps/build.sh OUTDIR        (OUTDIR/prefix is the result; OUTDIR/.stamp-* mark done steps)
 set -euo pipefail
@@ -41,12 +41,61 @@ fetch() {
     printf '%s\n' "$dir"
 }
 
+# Two sources come from Debian trixie, each pinned to one version: mbedTLS 3.6 LTS (bookworm's
+# 2.28 is out of upstream support) and a libcurl that speaks TLS 1.3 over it (curl 8.8 or later;
+# bookworm's 7.88 fails every handshake with 3.6). libcurl is one version for both binaries: lib/
+# is compiled once against its headers. Everything else stays bookworm's, through the host's
+# deb-src entries. Trixie's entries live in a private apt state under OUTDIR, never in the host's
+# sources, so `apt-get source c-ares` there can never pick trixie's c-ares (and lose the patch
+# below). apt checks the pinned version against trixie's signed index, dpkg-source the tarballs
+# against the .dsc. A pin that the archive no longer serves fails here, by name: choose the
+# version trixie has then (`apt-cache showsrc` with the same options) and rebuild.
+TRIXIE_CURL=8.14.1-2+deb13u5
+TRIXIE_MBEDTLS=3.6.6-0.1~deb13u1
+trixie_apt() {
+    local cmd=$1 state=$out/apt-trixie; shift
+    "$cmd" -q -o Dir::Etc::SourceList="$state/trixie.sources" -o Dir::Etc::SourceParts=/nonexistent \
+        -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state/cache" \
+        -o Dir::State::status=/dev/null "$@"
+}
+
+# fetch_pinned PACKAGE VERSION: unpack trixie's PACKAGE at exactly VERSION once; prints its dir.
+fetch_pinned() {
+    local pkg=$1 version=$2 state=$out/apt-trixie dir
+    dir="$src/$pkg-${version%-*}"
+    if [ ! -f "$dir/.rayboot-version" ] || [ "$(cat "$dir/.rayboot-version")" != "$version" ]; then
+        rm -rf "$dir"
+        mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
+        cat > "$state/trixie.sources" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: trixie-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+        { trixie_apt apt-get update >&2 && (cd "$src" && trixie_apt apt-get source "$pkg=$version" >&2); } || {
+            log "apt-get source $pkg=$version from trixie failed (see above)"
+            exit 1
+        }
+        [ -d "$dir" ] || { log "$pkg=$version unpacked no $dir"; exit 1; }
+        printf '%s\n' "$version" > "$dir/.rayboot-version"
+    fi
+    printf '%s\n' "$dir"
+}
+
 # step NAME FUNCTION: run FUNCTION once; a stamp records success so rebuilds are free. The stamp
-# holds a hash of this script: a changed recipe (a configure flag, a patched config header)
+# holds a hash of this script and of what it adds to mbedTLS: a changed recipe (a configure flag, a patched config header)
 # builds every step again, since later steps link what earlier ones made. FUNCTION runs in a
 # subshell that is not the left side of || or &&: bash ignores errexit in everything called from
 # there, so a failed check or command inside a recipe would not stop it.
-recipe=$(sha256sum "$0" | cut -d' ' -f1)
+here=$(dirname "$(realpath "$0")")
+recipe=$(cat "$0" "$here/mbedtls_entropy.c" "$here/mbedtls-tls12-rsa-pss.patch" | sha256sum | cut -d' ' -f1)
 step() {
     local name=$1 fn=$2 t0 status
     [ "$(cat "$out/.stamp-$name" 2>/dev/null)" = "$recipe" ] && return 0
@@ -117,11 +166,7 @@ build_nghttp2() {
 # inherited from the pod must never reroute a health check.
 curl_build() {
     local build=$1 into=$2 dir; shift 2
-    dir=$(fetch curl)
-    if [ -f "$dir/config.status" ]; then
-        # Configured in place by an older deps/build.sh: unpack it again, pristine.
-        rm -rf "$dir" && dir=$(fetch curl)
-    fi
+    dir=$(fetch_pinned curl "$TRIXIE_CURL")
     rm -rf "$build" && mkdir -p "$build" && cd "$build"
     "$dir/configure" --prefix="$into" --disable-shared --enable-static --with-pic \
         --enable-ares="$prefix" --with-nghttp2="$prefix" "$@" \
@@ -129,11 +174,16 @@ curl_build() {
         --disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
         --disable-smb --disable-smtp --disable-gopher --disable-mqtt --disable-manual \
         --disable-ntlm --disable-proxy --disable-cookies --disable-netrc --disable-alt-svc \
-        --disable-hsts --disable-unix-sockets --without-zlib --without-brotli \
+        --disable-hsts --disable-unix-sockets --disable-http-auth --disable-mime --disable-form-api \
+        --disable-headers-api --disable-ipfs --disable-websockets --disable-doh --disable-aws \
+        --disable-bindlocal --disable-get-easy-options --disable-sha512-256 --disable-tls-srp \
+        --disable-ssls-export --disable-progress-meter --disable-docs --without-zlib --without-brotli \
         --without-zstd --without-libpsl --without-libidn2 --without-librtmp --without-libssh2 \
         --without-libgsasl --without-ngtcp2 --without-nghttp3 --without-quiche
-    make -j "$jobs" -C lib
-    make -C lib install
+    # Only libcurl itself: curl 8 also builds a second copy of the library for its unit tests
+    # (libcurlu, noinst) whenever it can, which would double the build for nothing.
+    make -j "$jobs" -C lib noinst_LTLIBRARIES=
+    make -C lib install noinst_LTLIBRARIES=
     make -C include install
 }
 
@@ -149,25 +199,66 @@ build_curl_tls() {
         --without-ca-bundle --without-ca-path
 }
 
+MBEDTLS_LEFT_OUT="MBEDTLS_SSL_SRV_C MBEDTLS_SSL_PROTO_DTLS MBEDTLS_SSL_DTLS_ANTI_REPLAY
+    MBEDTLS_SSL_DTLS_HELLO_VERIFY MBEDTLS_SSL_DTLS_CLIENT_PORT_REUSE MBEDTLS_SSL_DTLS_CONNECTION_ID
+    MBEDTLS_SSL_DTLS_SRTP MBEDTLS_SSL_COOKIE_C MBEDTLS_SSL_CACHE_C MBEDTLS_SSL_TICKET_C MBEDTLS_TIMING_C
+    MBEDTLS_SSL_CONTEXT_SERIALIZATION MBEDTLS_KEY_EXCHANGE_PSK_ENABLED MBEDTLS_KEY_EXCHANGE_DHE_PSK_ENABLED
+    MBEDTLS_KEY_EXCHANGE_ECDHE_PSK_ENABLED MBEDTLS_KEY_EXCHANGE_RSA_PSK_ENABLED
+    MBEDTLS_KEY_EXCHANGE_RSA_ENABLED MBEDTLS_KEY_EXCHANGE_DHE_RSA_ENABLED
+    MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA_ENABLED MBEDTLS_KEY_EXCHANGE_ECDH_RSA_ENABLED
+    MBEDTLS_KEY_EXCHANGE_ECJPAKE_ENABLED MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_ENABLED
+    MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED MBEDTLS_DHM_C MBEDTLS_ECJPAKE_C
+    MBEDTLS_CAMELLIA_C MBEDTLS_ARIA_C MBEDTLS_DES_C MBEDTLS_CCM_C MBEDTLS_NIST_KW_C MBEDTLS_RIPEMD160_C
+    MBEDTLS_SHA3_C MBEDTLS_LMS_C MBEDTLS_PKCS7_C MBEDTLS_PKCS12_C MBEDTLS_PKCS5_C MBEDTLS_PEM_WRITE_C
+    MBEDTLS_X509_CREATE_C MBEDTLS_X509_CRT_WRITE_C MBEDTLS_X509_CSR_WRITE_C MBEDTLS_X509_CSR_PARSE_C
+    MBEDTLS_X509_CRL_PARSE_C MBEDTLS_SELF_TEST MBEDTLS_VERSION_FEATURES MBEDTLS_DEBUG_C MBEDTLS_ERROR_C
+    MBEDTLS_PSA_CRYPTO_STORAGE_C MBEDTLS_PSA_ITS_FILE_C MBEDTLS_FS_IO MBEDTLS_NET_C MBEDTLS_GENPRIME
+    MBEDTLS_CIPHER_MODE_CFB MBEDTLS_CIPHER_MODE_OFB MBEDTLS_CIPHER_MODE_XTS
+    MBEDTLS_ECP_DP_SECP192R1_ENABLED MBEDTLS_ECP_DP_SECP224R1_ENABLED MBEDTLS_ECP_DP_SECP192K1_ENABLED
+    MBEDTLS_ECP_DP_SECP224K1_ENABLED MBEDTLS_ECP_DP_SECP256K1_ENABLED MBEDTLS_ECP_DP_BP256R1_ENABLED
+    MBEDTLS_ECP_DP_BP384R1_ENABLED MBEDTLS_ECP_DP_BP512R1_ENABLED MBEDTLS_ECP_DP_CURVE448_ENABLED"
 build_mbedtls() {
-    local dir
-    dir=$(fetch mbedtls)
-    # Upstream's default configuration as shipped in the source package (TLS 1.2, ECDHE, RSA and
-    # ECDSA certificates, AES-GCM: what API servers speak), static, without programs or tests.
-    # Debian's own additions live in its debian/rules, not in the tree, and are left out here:
-    # threading, HAVEGE, MD2/MD4, CMAC, DTLS-SRTP serve nothing a one-thread TLS client needs.
-    # One change, made as debian/rules makes its own (in the tree's config header, so that every
-    # user of the headers sees it): entropy from getrandom(2) through mbedtls_hardware_poll
-    # (sidecar/entropy.c), not from /dev/urandom, which mbedTLS 2.28 opens for every connection
-    # on any libc but glibc. The sidecar's API reader confines itself before it connects, and
-    # may then open no file (sidecar/kubeapi.c).
+    local dir config
+    dir=$(fetch_pinned mbedtls "$TRIXIE_MBEDTLS")
+    config=$dir/include/mbedtls/mbedtls_config.h
+    # Upstream's default configuration as shipped in the source package (TLS 1.2 and 1.3 with the
+    # PSA crypto core 1.3 needs, ECDHE, RSA and ECDSA certificates, AES-GCM and ChaCha20: what API
+    # servers speak), static, without programs or tests. Debian's own additions live in its
+    # debian/rules, not in the tree, and are left out here: threading and the rest serve nothing a
+    # one-thread TLS client needs. One change, made as debian/rules makes its own (in the tree's
+    # config header, so that every user of the headers sees it): entropy from getrandom(2) through
+    # mbedtls_hardware_poll (deps/mbedtls_entropy.c, added to libmbedcrypto.a so that every link
+    # against it, curl's configure checks included, finds it), not from /dev/urandom, which
+    # mbedTLS 3.6 still opens for every connection on any libc but glibc (library/entropy_poll.c).
+    # The sidecar's API reader confines itself before it connects, and may then open no file
+    # (sidecar/kubeapi.c).
     sed -i -e 's|^//#define MBEDTLS_NO_PLATFORM_ENTROPY$|#define MBEDTLS_NO_PLATFORM_ENTROPY|' \
-        -e 's|^//#define MBEDTLS_ENTROPY_HARDWARE_ALT$|#define MBEDTLS_ENTROPY_HARDWARE_ALT|' \
-        "$dir/include/mbedtls/config.h"
-    grep -q '^#define MBEDTLS_ENTROPY_HARDWARE_ALT$' "$dir/include/mbedtls/config.h"
-    grep -q '^#define MBEDTLS_NO_PLATFORM_ENTROPY$' "$dir/include/mbedtls/config.h"
+        -e 's|^//#define MBEDTLS_ENTROPY_HARDWARE_ALT$|#define MBEDTLS_ENTROPY_HARDWARE_ALT|' "$config"
+    grep -q '^#define MBEDTLS_ENTROPY_HARDWARE_ALT$' "$config"
+    grep -q '^#define MBEDTLS_NO_PLATFORM_ENTROPY$' "$config"
+    grep -q '^#define MBEDTLS_SSL_PROTO_TLS1_3$' "$config"
+    # mbedTLS 3.6's TLS 1.2 client offers RSA-PSS signatures (its list is TLS 1.3's) and can verify
+    # them, but refuses them when a TLS 1.2 server signs with one (OpenSSL does, with an RSA key).
+    # The patch is applied once: the tree is unpacked once.
+    if ! grep -q 'RSA-PSS with an rsaEncryption key is a TLS 1.2' "$dir/library/ssl_misc.h"; then
+        patch -d "$dir" -p1 < "$here/mbedtls-tls12-rsa-pss.patch"
+    fi
+    # What a TLS client of an API server never uses is left out (smaller, and nothing that opens
+    # a file: PSA's key store, FS_IO): the server side, DTLS, PSK and non-ephemeral key exchanges,
+    # ciphers and curves no API server offers, certificate writing, self-tests, error strings.
+    local name
+    for name in $MBEDTLS_LEFT_OUT; do
+        sed -i "s|^#define $name\b|//#define $name|" "$config"
+        if grep -q "^#define $name\b" "$config"; then
+            log "mbedTLS: could not leave $name out"
+            return 1
+        fi
+    done
     cmake_static "$dir" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DUSE_STATIC_MBEDTLS_LIBRARY=ON
+    musl-gcc $CFLAGS -std=c11 -Wall -Wextra -Werror -isystem "$prefix/include" \
+        -c "$here/mbedtls_entropy.c" -o "$out/mbedtls_entropy.o"
+    ar rs "$prefix/lib/libmbedcrypto.a" "$out/mbedtls_entropy.o"
 }
 
 build_microhttpd() {

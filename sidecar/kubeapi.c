@@ -1,8 +1,9 @@
 /* GET /api/v1/namespaces/NS/pods/NAME with the mounted token, in a forked child that prints one
  * line to a pipe. The child parses TLS from the network with mbedTLS, so it confines itself with
  * the prober's seccomp filter (and what TLS adds) once it holds the CA and the token and before it
- * connects; TLS 1.2 at least. The token is zeroed wherever this program held it. The parsing of the
- * Pod is podreason.c's; deciding what to do with the reason is the drain's. */
+ * connects; TLS 1.2 at least, 1.3 when the API server offers it. The token is zeroed wherever this
+ * program held it. The parsing of the Pod is podreason.c's; deciding what to do with the reason is
+ * the drain's. */
 #include "kubeapi.h"
 
 #include <errno.h>
@@ -49,13 +50,15 @@ static void trim(char *s, size_t *len)
 }
 
 /* What the API reader may do beyond the prober's allowlist (lib/confine/sandbox.c), from an strace of a
- * read: mbedTLS's entropy (getrandom, sidecar/entropy.c) and the one write of its answer to the
- * parent. c-ares looks a host name up in /etc/hosts first: any open is answered "no such file", so
- * it goes on to DNS and nothing is read. */
+ * read: mbedTLS's entropy (getrandom, deps/mbedtls_entropy.c), getpid (mbedTLS 3.6's PSA random
+ * generator compares it with the seeding process's on every draw, to reseed after a fork), and the
+ * one write of its answer to the parent. c-ares looks a host name up in /etc/hosts first: any open
+ * is answered "no such file", so it goes on to DNS and nothing is read. */
 static int confine(int out_fd, struct errbuf *err)
 {
     const struct sandbox_rule more[] = {
         SANDBOX_ALLOW(getrandom),
+        SANDBOX_ALLOW(getpid),
         SANDBOX_ALLOW_IF("write-answer", write, SANDBOX_ARG_EQ(0, (scmp_datum_t)out_fd)),
         SANDBOX_ANSWER(open, ENOENT),
         SANDBOX_ANSWER(openat, ENOENT),
@@ -105,9 +108,9 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
 
     /* t->host is in the environment, which is wiped before the request (secrets_shed). */
     snprintf(host, sizeof(host), "%s", t->host);
-    /* An API server is reached at an IP, but mbedTLS 2.x verifies DNS names only; every API
-     * server's certificate names kubernetes.default.svc, so that name is verified and pinned to
-     * the IP. */
+    /* An API server is reached at an IP, but mbedTLS 2.x verified DNS names only (3.6 verifies IP
+     * addresses too); every API server's certificate names kubernetes.default.svc, so that name is
+     * verified and pinned to the IP. */
     snprintf(url, sizeof(url), "https://%s:%s/api/v1/namespaces/%s/pods/%s", literal ? KUBEAPI_NAME : t->host, port,
              t->namespace_, t->pod_name);
     snprintf(pin, sizeof(pin), "%s:%s:%s%s%s", KUBEAPI_NAME, port, strchr(t->host, ':') ? "[" : "", t->host,

@@ -52,7 +52,6 @@ static const struct sandbox_rule prober_rules[] = {
               ARG_EQ(2, TCP_NODELAY)),
     ALLOW(getsockopt),  /* SO_ERROR after a non-blocking connect: TCP probe, libcurl's verifyconnect */
     ALLOW(getsockname), /* libcurl: the connection's local address (Curl_conninfo_local) */
-    ALLOW(getpeername), /* libcurl: the connection's peer address, after connect */
     ALLOW(poll),        /* every wait on sockets: TCP probe, dns.c's loop, libcurl's multi (Curl_poll) */
     ALLOW(sendto),      /* send(2): replies to the parent, c-ares' UDP queries, libcurl's HTTP/2 frames */
     ALLOW(recvfrom),    /* recv(2): the parent's requests, DNS replies (UDP and TCP), HTTP/2 frames */

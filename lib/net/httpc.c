@@ -161,35 +161,65 @@ static void free_lines(struct curl_slist *list)
     curl_slist_free_all(list);
 }
 
-/* The transfer through a multi handle, so that before_transfer runs once libcurl has made what
- * it makes at the start of a transfer (curl_easy_perform would make those inside, after any
- * hook). CURLE_ABORTED_BY_CALLBACK when the hook fails, its message in err. */
-static CURLcode perform_with_hook(CURL *curl, const struct httpc_request *req, long poll_ms, struct errbuf *err)
+/* before_transfer, once per transfer, at the first of: libcurl starting to resolve the name
+ * (libcurl 8 makes its c-ares channel only then, reading /etc/resolv.conf, and calls this before
+ * any query is sent), the socket of a new connection before it connects (a name pinned by
+ * CURLOPT_RESOLVE or found in the cache is not resolved), the request on a reused connection. */
+struct hook_once {
+    const struct httpc_request *req;
+    struct errbuf *err;
+    bool ran, failed;
+};
+
+static bool hook_failed(struct hook_once *h)
 {
-    CURLM *multi = curl_multi_init();
-    CURLcode rc = CURLE_OUT_OF_MEMORY;
-    CURLMsg *msg;
-    int running = 1, left;
-    if (!multi || curl_multi_add_handle(multi, curl) != CURLM_OK) {
-        curl_multi_cleanup(multi);
-        return rc;
+    if (!h->ran) {
+        h->ran = true;
+        h->failed = h->req->before_transfer(h->req->before_ctx, h->err) < 0;
     }
-    if (req->before_transfer(req->before_ctx, err) < 0) {
-        rc = CURLE_ABORTED_BY_CALLBACK;
-        running = 0;
-    }
-    while (running) {
-        if (curl_multi_perform(multi, &running) != CURLM_OK ||
-            (running && curl_multi_poll(multi, NULL, 0, (int)poll_ms, NULL) != CURLM_OK))
-            break;
-    }
-    while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
-        if (msg->msg == CURLMSG_DONE && msg->easy_handle == curl)
-            rc = msg->data.result;
-    }
-    curl_multi_remove_handle(multi, curl);
-    curl_multi_cleanup(multi);
-    return rc;
+    return h->failed;
+}
+
+static int hook_at_resolve(void *resolver, void *reserved, void *ctx)
+{
+    (void)resolver;
+    (void)reserved;
+    return hook_failed(ctx) ? 1 : 0;
+}
+
+static int hook_at_socket(void *ctx, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)fd;
+    (void)purpose;
+    return hook_failed(ctx) ? CURL_SOCKOPT_ERROR : CURL_SOCKOPT_OK;
+}
+
+static int hook_at_request(void *ctx, char *primary_ip, char *local_ip, int primary_port, int local_port)
+{
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    return hook_failed(ctx) ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
+
+/* The transfer with before_transfer run at its start (hook_once). CURLE_ABORTED_BY_CALLBACK when
+ * the hook fails, its message in err. */
+static CURLcode perform_with_hook(CURL *curl, const struct httpc_request *req, struct errbuf *err)
+{
+    struct hook_once h = {req, err, false, false};
+    CURLcode rc;
+    curl_easy_setopt(curl, CURLOPT_RESOLVER_START_FUNCTION, hook_at_resolve);
+    curl_easy_setopt(curl, CURLOPT_RESOLVER_START_DATA, &h);
+    curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, hook_at_socket);
+    curl_easy_setopt(curl, CURLOPT_SOCKOPTDATA, &h);
+    curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, hook_at_request);
+    curl_easy_setopt(curl, CURLOPT_PREREQDATA, &h);
+    rc = curl_easy_perform(curl);
+    curl_easy_setopt(curl, CURLOPT_RESOLVER_START_FUNCTION, NULL);
+    curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, NULL);
+    curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, NULL);
+    return h.failed ? CURLE_ABORTED_BY_CALLBACK : rc;
 }
 
 static int append_lines(struct curl_slist **list, const char *const *lines)
@@ -245,7 +275,7 @@ int httpc_request(struct httpc *c, const struct httpc_request *req, struct httpc
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, req->user_agent);
-    rc = req->before_transfer ? perform_with_hook(curl, req, req->timeout_ms, err) : curl_easy_perform(curl);
+    rc = req->before_transfer ? perform_with_hook(curl, req, err) : curl_easy_perform(curl);
     /* The lists must outlive the transfer only: the handle forgets them before they go. */
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(curl, CURLOPT_RESOLVE, NULL);

@@ -41,9 +41,10 @@ struct httpc_request {
     void (*on_header)(const char *line, size_t len, void *ctx);
     void *header_ctx;
     /* Called once everything the transfer needs is set up and before the first byte is sent
-     * (the connection cache, the resolver channel, the wake-up socketpair exist), so that a
-     * process can confine itself there; a failure ends the request (HTTPC_OTHER, its message).
-     * NULL: no call. */
+     * (the connection cache and the resolver channel exist: libcurl 8 makes its c-ares channel
+     * when it starts resolving, and the call comes then, or before a new connection's socket
+     * connects when nothing is resolved), so that a process can confine itself there; a failure
+     * ends the request (HTTPC_OTHER, its message). NULL: no call. */
     int (*before_transfer)(void *ctx, struct errbuf *err);
     void *before_ctx;
 };

@@ -167,7 +167,7 @@ def answer_oversized_h2_frame(conn):
     allows, then bytes that never add up to it. The client answers GOAWAY (FRAME_SIZE_ERROR) and
     reads no further; this peer ignores that and stays connected, so the call ends at its own
     timeout, or, when libcurl sees the session end first (it depends on how the bytes arrive),
-    as an answer without trailers. Never SERVING."""
+    as an answer without trailers or (libcurl 8) an HTTP/2 error. Never SERVING."""
     conn.sendall(b"\xff\xff\xff" + bytes([H2_DATA, 0]) + (1).to_bytes(4, "big") + b"\x00" * 4096)
 
 
@@ -184,12 +184,13 @@ H2_ANSWERS = {
     # The RST can land on the cheap TCP probe (its connect sees ECONNRESET) or on Health/Check;
     # while libcurl is still finishing its connect, it reads as a failed connect.
     ("reset", r"TCP: Connection reset by peer|Health/Check: connection (reset|refused or unreachable)"),
-    ("http1", r"Health/Check: the peer closed without an HTTP/2 answer"),
+    # libcurl 8 reads an HTTP/1 answer to its HTTP/2 preface as an HTTP/2 error (7.88: nothing).
+    ("http1", r"Health/Check: not an HTTP/2 gRPC server"),
     ("reset-mid-reply", r"Health/Check: connection reset"),
     ("no-trailers", r"Health/Check: no grpc-status trailer"),
     ("huge-declared-length", r"Health/Check: reply frame declares 4294967295 bytes but holds 8$"),
     ("never-ending-body", r"Health/Check: reply too large$"),
-    ("oversized-h2-frame", r"Health/Check: (timeout|no grpc-status trailer)$"),
+    ("oversized-h2-frame", r"Health/Check: (timeout|no grpc-status trailer|not an HTTP/2 gRPC server \(or the stream was reset\))$"),
 ])
 def test_misbehaving_peer_is_not_yet_and_named(run, behaviour, reason):
     peer = RawPeer(behaviour)

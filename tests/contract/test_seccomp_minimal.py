@@ -51,7 +51,6 @@ EXERCISED = {
     "setsockopt-TCP_NODELAY": ("dns-udp", "", 70),
     "getsockopt": ("dns-udp", "", 70),
     "getsockname": ("dns-udp", "", 70),
-    "getpeername": ("dns-udp", "", 70),
     "poll": ("dns-udp", "", 70),
     "sendto": ("dns-udp", "", 70),
     "recvfrom": ("dns-udp", "", 70),

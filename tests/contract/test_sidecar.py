@@ -310,10 +310,12 @@ def test_sidecar_prober_outside_its_seccomp_allowlist_is_reported(sidecar_bin, p
 
 # --- The reason the pod ends, from a local API server over TLS ---------------------------------
 
-def make_ca(directory: pathlib.Path, name: str):
-    """A CA and an API server certificate signed by it, with the names kubeadm gives it (EC P-256)."""
+def make_ca(directory: pathlib.Path, name: str, key="ec"):
+    """A CA and an API server certificate signed by it, with the names kubeadm gives it (EC P-256, or
+    RSA 2048 as kubeadm makes them)."""
     directory.mkdir(parents=True, exist_ok=True)
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    ec = (["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"] if key == "ec"
+          else ["-newkey", "rsa:2048", "-nodes"])
     run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=directory)  # noqa: E731
     run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", f"/CN={name}")
     run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver")
@@ -326,16 +328,19 @@ def make_ca(directory: pathlib.Path, name: str):
 
 class ApiServer:
     """GET /api/v1/namespaces/ml/pods/ray-job-worker-1 with a bearer token, over TLS (TLS 1.2 and
-    1.3 as Python's defaults allow, or only up to tls_max); each answer after `delay` seconds."""
+    1.3 as Python's defaults allow, or only from tls_min, or up to tls_max); each answer after `delay`
+    seconds. `versions` has the TLS version of each request's connection, as the server saw it."""
 
-    def __init__(self, certs: pathlib.Path, token: str, pod: dict, tls_max=None):
+    def __init__(self, certs: pathlib.Path, token: str, pod: dict, tls_max=None, tls_min=None):
         outer = self
         self.seen = []
+        self.versions = []
         self.delay = 0
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 outer.seen.append((self.path, self.headers.get("Authorization")))
+                outer.versions.append(self.connection.version())
                 time.sleep(outer.delay)
                 if self.headers.get("Authorization") != f"Bearer {token}":
                     body, code = b'{"kind":"Status","code":401,"reason":"Unauthorized"}', 401
@@ -358,6 +363,8 @@ class ApiServer:
         if tls_max:  # OpenSSL 3 refuses TLS 1.0 and 1.1 at its default security level
             ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
             ctx.minimum_version, ctx.maximum_version = ssl.TLSVersion.TLSv1, tls_max
+        if tls_min:
+            ctx.minimum_version = tls_min
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -370,15 +377,18 @@ class ApiServer:
 EVICTED_POD = json.loads((pathlib.Path(__file__).parents[1] / "unit/data/pods/evicted.json").read_text())
 
 
-@pytest.fixture
-def api_certs(tmp_path, pod_root):
-    certs = make_ca(tmp_path / "pki", "test-kubernetes-ca")
+def mount_service_account(pod_root, certs):
     sa = pod_root / SA_DIR
     sa.mkdir(parents=True)
     (sa / "token").write_text("t0ken.for.the-sidecar\n")
     (sa / "ca.crt").write_bytes((certs / "ca.crt").read_bytes())
     (sa / "namespace").write_text("ml")
     return certs
+
+
+@pytest.fixture
+def api_certs(tmp_path, pod_root):
+    return mount_service_account(pod_root, make_ca(tmp_path / "pki", "test-kubernetes-ca"))
 
 
 @pytest.fixture
@@ -448,6 +458,42 @@ def test_api_request_is_built_from_checked_values_only(sidecar, gcs, worker_node
     assert "the reason this pod ends is unknown" in s.stderr and needle in s.stderr, s.stderr
 
 
+def speaks(certs, port, version):
+    """Whether the server on port finishes a handshake with a client that offers only `version`."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(certs / "ca.crt")
+    ctx.minimum_version = ctx.maximum_version = version
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        try:
+            with ctx.wrap_socket(raw, server_hostname="kubernetes.default.svc"):
+                return True
+        except ssl.SSLError:
+            return False
+
+
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion:DeprecationWarning")
+@pytest.mark.parametrize("only,key", [("TLSv1_3", "ec"), ("TLSv1_3", "rsa"), ("TLSv1_2", "ec"), ("TLSv1_2", "rsa")])
+def test_an_api_server_that_speaks_one_tls_version_is_read(sidecar, gcs, worker_node, pod_root, tmp_path, only, key):
+    """An API server restricted to TLS 1.3 (kube-apiserver --tls-min-version=VersionTLS13) is read
+    over TLS 1.3, and one that stops at TLS 1.2 still over 1.2, with an EC or an RSA certificate
+    (kubeadm's; a TLS 1.2 server signs its key exchange with RSA-PSS when the client offers it):
+    the version is the one the server saw the request on."""
+    certs = mount_service_account(pod_root, make_ca(tmp_path / "pki", "test-kubernetes-ca", key=key))
+    version = getattr(ssl.TLSVersion, only)
+    limit = {"tls_min": version} if only == "TLSv1_3" else {"tls_max": version}
+    server = ApiServer(certs, "t0ken.for.the-sidecar", EVICTED_POD, **limit)
+    try:
+        # The control: the server speaks the one version and refuses the other.
+        other = ssl.TLSVersion.TLSv1_2 if only == "TLSv1_3" else ssl.TLSVersion.TLSv1_3
+        assert speaks(certs, server.port, version) and not speaks(certs, server.port, other)
+        s = sidecar(api_env(server.port))
+        code, answer, err = s.drain("--deadline=6")
+        assert code == 0 and answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting", (answer, err)
+        assert server.versions == [only.replace("_", ".")], server.versions
+    finally:
+        server.close()
+
+
 @pytest.mark.filterwarnings("ignore:ssl.TLSVersion:DeprecationWarning")
 def test_an_api_server_below_tls_1_2_is_refused(sidecar, gcs, worker_node, api_certs):
     """An API server (or whoever answers in its place) that speaks TLS 1.1 at most gets no request:
@@ -509,4 +555,4 @@ def test_an_api_server_by_name_is_looked_up_under_the_filter(sidecar, gcs, worke
     s = sidecar(env)
     code, answer, err = s.drain("--deadline=8")
     assert code == 0 and answer["outcome"] == "left", err
-    assert answer["reason"].startswith("reason unknown (API server api.invalid: Couldn't resolve"), answer
+    assert answer["reason"].startswith("reason unknown (API server api.invalid: Could not resolve"), answer
