@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real-node tier's Go programs from the Go module proxy into build/node/bin:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl
-# (k8s.io/kubernetes at K8S_VERSION) and CoreDNS (COREDNS_VERSION, with only the plugins the
-# node's Corefile uses). Nothing is rebuilt while the pins, go.mod and go.sum are unchanged.
+# (k8s.io/kubernetes at K8S_VERSION), CoreDNS (COREDNS_VERSION, with only the plugins the
+# node's Corefile uses) and the KubeRay operator (KUBERAY_VERSION), whose CRDs, sample RayCluster
+# and RBAC are copied from its module into build/node/kuberay. Nothing is rebuilt while the pins,
+# go.mod and go.sum are unchanged.
 # Module and build caches live under build/node/go, so `make distclean` takes them too.
 #
 # Usage: tests/node/build.sh [BUILD_DIR]      (default: build/node)
@@ -23,6 +25,10 @@ grep -q "^require k8s.io/kubernetes $K8S_VERSION\$" "$here/gomod/kubernetes/go.m
 }
 grep -q "^require github.com/coredns/coredns $COREDNS_VERSION\$" "$here/gomod/coredns/go.mod" || {
     say "pins.env says COREDNS_VERSION=$COREDNS_VERSION but tests/node/gomod/coredns/go.mod does not require it"
+    exit 2
+}
+grep -q "^require github.com/ray-project/kuberay/ray-operator $KUBERAY_VERSION\$" "$here/gomod/kuberay/go.mod" || {
+    say "pins.env says KUBERAY_VERSION=$KUBERAY_VERSION but tests/node/gomod/kuberay/go.mod does not require it"
     exit 2
 }
 command -v go >/dev/null || { say "needs Go (the machine's toolchain)"; exit 2; }
@@ -65,3 +71,18 @@ ldflags=
 build_module "$here/gomod/coredns" coredns .
 # `go build .` names the program after the module's last element.
 [ -x "$out/bin/coredns" ] || { say "coredns was not built"; exit 1; }
+
+# The KubeRay operator: the module's root package is its main, built as bin/ray-operator.
+build_module "$here/gomod/kuberay" kuberay github.com/ray-project/kuberay/ray-operator
+[ -x "$out/bin/ray-operator" ] || { say "the KubeRay operator was not built"; exit 1; }
+# What the tests install from the module (tests/node/kuberay.py): its CRDs, its sample RayCluster
+# and the RBAC its kustomize config grants the operator.
+kuberay_src=$(cd "$here/gomod/kuberay" && go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)
+rm -rf "$out/kuberay"
+mkdir -p "$out/kuberay/crd" "$out/kuberay/rbac"
+for crd in rayclusters rayjobs rayservices; do
+    cp "$kuberay_src/config/crd/bases/ray.io_$crd.yaml" "$out/kuberay/crd/"
+done
+cp "$kuberay_src/config/samples/ray-cluster.sample.yaml" "$out/kuberay/"
+cp "$kuberay_src"/config/rbac/*.yaml "$out/kuberay/rbac/"
+chmod -R u+w "$out/kuberay"
