@@ -223,7 +223,7 @@ class Cluster:
         names = run("ip", "netns", "list").stdout.split()
         left = [n for n in names if n.startswith(self.prefix)]
         left += [f"pid {p.pid1}" for p in self.pods if p.pid1 and alive(p.pid1)]
-        left += [f"pid {c.pid}" for p in self.pods for c in p.sidecars if alive(c.pid)]
+        left += [f"pid {c.pid}" for p in self.pods for c in p.sidecars + p.added if alive(c.pid)]
         if self.dns_proc and self.dns_proc.poll() is None:
             left.append("dnsmasq")
         return left
@@ -523,6 +523,7 @@ class Pod:
         self.extra_env = {}
         self.keep = []  # more host paths the pod must see (e.g. a test's termination-log directory)
         self.sidecars = []
+        self.added = []  # containers a test added (add_container): killed with the pod
         self.hook_results = []
         self.incarnation = 0
 
@@ -688,7 +689,7 @@ class Pod:
         self.start(ready=ready)
 
     def kill(self):
-        for c in self.sidecars:
+        for c in self.sidecars + self.added:
             c.kill()
         if self.running():
             os.kill(self.pid1, signal.SIGKILL)  # PID 1 dies: the kernel kills the whole pod
@@ -708,8 +709,11 @@ class Pod:
 
     def add_container(self, argv, env, log_path) -> "Container":
         """A second container in the pod: the pod's network, mount and UTS namespaces, and a PID
-        namespace of its own (Kubernetes' default, shareProcessNamespace: false)."""
-        return Container(self, argv, env, log_path)
+        namespace of its own (Kubernetes' default, shareProcessNamespace: false). It is killed
+        with the pod (kill, Cluster.close), and counted in the cluster's leftovers until then."""
+        container = Container(self, argv, env, log_path)
+        self.added.append(container)
+        return container
 
     def drop_incoming(self, port):
         """Silently drops TCP packets to port from every other pod (nftables in this pod's netns);
