@@ -16,6 +16,11 @@
 #
 # Usage: tests/node/images.sh [BUILD_DIR]      (default: build/node)
 set -euo pipefail
+# buildah's overlay storage mounts itself (and each container's merged tree) and leaves those
+# mounts behind when it ends: run it in a mount namespace of its own, so they go with the script.
+if [ -z "${RAYBOOT_IMAGES_MOUNT_NS:-}" ]; then
+    RAYBOOT_IMAGES_MOUNT_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=${1:-$repo/build/node}
