@@ -221,6 +221,7 @@ test: bootstrap
 	$(MAKE) venv
 	$(MAKE) node
 	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
+	@python3 scripts/check-leftovers.py $(BUILD)
 
 # The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from
 # our Dockerfiles. Each is rebuilt only when its pins or inputs change (cached under build/node).
