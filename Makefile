@@ -195,6 +195,7 @@ format:
 lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	python3 scripts/include-graph.py
 	python3 scripts/unique-test-names.py
+	python3 scripts/check-test-map.py
 	python3 scripts/check-docs.py $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	clang-format --dry-run --Werror $(C_FILES)
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
