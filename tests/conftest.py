@@ -29,3 +29,21 @@ def pytest_collection_modifyitems(config, items):
     its images' weight on the machine) comes after them."""
     node_dir = REPO / "tests" / "node"
     items.sort(key=lambda item: pathlib.Path(str(item.fspath)).is_relative_to(node_dir))
+
+
+_TIER_SECONDS = {}
+
+
+def pytest_runtest_logreport(report):
+    """Adds each test's setup, call and teardown time to its tier (the directory under tests/)."""
+    parts = report.nodeid.split("::", 1)[0].split("/")
+    tier = parts[1] if parts[0] == "tests" and len(parts) > 2 else parts[0]
+    _TIER_SECONDS[tier] = _TIER_SECONDS.get(tier, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How long each tier took, before pytest's own summary line (which stays the last): where a
+    slower suite went, without reading every test's time."""
+    if _TIER_SECONDS:
+        terminalreporter.write_line("time per tier: " + ", ".join(
+            f"{tier} {seconds:.0f} s" for tier, seconds in sorted(_TIER_SECONDS.items(), key=lambda kv: -kv[1])))
