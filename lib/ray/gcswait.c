@@ -19,6 +19,13 @@
 /* A rendezvous refused is asked again this often while polling: the head's rayboot may not have
  * been listening yet. */
 #define RDV_RETRY_MS 2000
+/* Nobody at the head's address (the GCS and the rendezvous both refuse: its pod has an address
+ * but no process listening yet, e.g. while its image is pulled): the GCS poll backs off from 50 ms
+ * to 1 s instead of 25 looks a second for as long as that lasts. A head that answers on either
+ * port, or a new address, brings the fast poll back. The cost: a head that never offers a
+ * rendezvous (KubeRay's, the sidecar-only manifests') is seen SERVING up to 1 s later. */
+#define IDLE_BACKOFF_BASE_MS 50
+#define IDLE_BACKOFF_CAP_MS 1000
 /* A progress line at the first failure, then this often: visible, not noisy. */
 #define PROGRESS_INTERVAL_MS 5000
 
@@ -53,6 +60,7 @@ void gcswait_init(struct gcswait *g, const char *name, int port, int rdv_port, l
     g->rdv = rdv_port > 0 ? GCSWAIT_RDV_WANTED : GCSWAIT_RDV_OFF;
     backoff_init(&g->dns_backoff, DNS_BACKOFF_BASE_MS, DNS_BACKOFF_CAP_MS, seed ? seed : 1);
     backoff_init(&g->poll_jitter, GCS_POLL_MIN_MS, GCS_POLL_MAX_MS, (seed ? seed : 1) * 2654435761u);
+    backoff_init(&g->idle_backoff, IDLE_BACKOFF_BASE_MS, IDLE_BACKOFF_CAP_MS, (seed ? seed : 1) * 40503u);
     g->poll_min_ms = GCS_POLL_MIN_MS;
     g->poll_max_ms = GCS_POLL_MAX_MS;
 }
@@ -150,6 +158,7 @@ void gcswait_resolved(struct gcswait *g, long now_ms, const char *addr, const ch
             seek_rendezvous(g);
         snprintf(g->addr, sizeof(g->addr), "%s", addr);
         g->next_probe_ms = now_ms;
+        backoff_reset(&g->idle_backoff);
     }
     g->next_dns_ms = now_ms + (g->rdv == GCSWAIT_RDV_HELD ? SAFETY_MS : DNS_REFRESH_MS);
 }
@@ -168,6 +177,14 @@ static void tell_serving(const struct gcswait *g, long now_ms, struct gcswait_ne
              (double)(now_ms - g->start_ms) / 1000.0, g->attempt, how);
 }
 
+/* The GCS refused the connection and the rendezvous is not to be had either: no process of the
+ * head listens on either port. */
+static bool nobody_listening(const struct gcswait *g, const char *stage, const char *reason)
+{
+    return g->rdv == GCSWAIT_RDV_FALLBACK && strcmp(stage, GCSWAIT_STAGE_TCP) == 0 &&
+           strcmp(reason, GCSWAIT_CONNECTION_REFUSED) == 0;
+}
+
 void gcswait_probed(struct gcswait *g, long now_ms, bool serving, const char *stage, const char *reason,
                     struct gcswait_news *news)
 {
@@ -184,7 +201,14 @@ void gcswait_probed(struct gcswait *g, long now_ms, bool serving, const char *st
         g->rdv = GCSWAIT_RDV_FALLBACK;
         g->next_rdv_ms = g->deadline_ms;
     }
-    delay = g->rdv == GCSWAIT_RDV_HELD ? SAFETY_MS : backoff_jitter_ms(&g->poll_jitter, g->poll_min_ms, g->poll_max_ms);
+    if (g->rdv == GCSWAIT_RDV_HELD) {
+        delay = SAFETY_MS;
+    } else if (nobody_listening(g, stage, reason)) {
+        delay = backoff_next_ms(&g->idle_backoff);
+    } else {
+        backoff_reset(&g->idle_backoff);
+        delay = backoff_jitter_ms(&g->poll_jitter, g->poll_min_ms, g->poll_max_ms);
+    }
     g->next_probe_ms = now_ms + delay;
     failed(g, now_ms, stage, reason, delay, news);
 }

@@ -13,7 +13,9 @@
  * rejoining after its Ray ended, when a head that lies would start Ray again and again) confirms
  * the message with one Health/Check first. Without a rendezvous (refused, reset, timeout: an older head,
  * a head rayboot does not run, a NetworkPolicy) the GCS is polled every 30-50 ms with a cheap TCP
- * connect, the name re-resolved once a second, and the rendezvous tried again every 2 s. */
+ * connect, the name re-resolved once a second, and the rendezvous tried again every 2 s; while
+ * both ports refuse (nothing listens at the head's address yet) the poll backs off to once a
+ * second. */
 #ifndef RAYBOOT_GCSWAIT_H
 #define RAYBOOT_GCSWAIT_H
 
@@ -24,6 +26,11 @@
 #include "dns.h"
 #include "errbuf.h"
 #include "prober_req.h"
+
+/* The probe stage and the reason a refused TCP connect is reported with (gcswait_probed): nobody
+ * listens there, which the policy treats apart (it backs off). */
+#define GCSWAIT_STAGE_TCP "TCP"
+#define GCSWAIT_CONNECTION_REFUSED "connection refused"
 
 /* What the prober tells rayboot during a wait (prober_reply.wait.event). */
 enum gcswait_event {
@@ -94,7 +101,7 @@ struct gcswait {
     int rdv_told; /* the fallback was said (once, not at every retry) */
     unsigned attempt;
     char last_failure[640];
-    struct backoff dns_backoff, poll_jitter;
+    struct backoff dns_backoff, poll_jitter, idle_backoff;
     long poll_min_ms, poll_max_ms;
     bool confirm; /* the head's message is confirmed by a Health/Check (gcswait_confirm) */
 };

@@ -51,7 +51,7 @@ static int rdv_connect(struct rdv_conn *c, const char *addr, int port, long now_
     if (connect(c->fd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS) {
         int e = errno;
         rdv_close(c);
-        return errbuf_set(err, "%s", e == ECONNREFUSED ? "connection refused" : strerror(e));
+        return errbuf_set(err, "%s", e == ECONNREFUSED ? GCSWAIT_CONNECTION_REFUSED : strerror(e));
     }
     c->connecting = true;
     c->connect_deadline_ms = now_ms + RDV_CONNECT_TIMEOUT_MS;
@@ -69,7 +69,7 @@ static int rdv_event(struct rdv_conn *c, struct errbuf *err)
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &sock_err, &len) < 0)
             sock_err = errno;
         if (sock_err) {
-            errbuf_set(err, "%s", sock_err == ECONNREFUSED ? "connection refused" : strerror(sock_err));
+            errbuf_set(err, "%s", sock_err == ECONNREFUSED ? GCSWAIT_CONNECTION_REFUSED : strerror(sock_err));
             return GCSWAIT_RDV_LOST;
         }
         c->connecting = false;
@@ -130,7 +130,7 @@ static int tell_one(const struct gcswait_io *io, unsigned id, enum gcswait_event
 static void probe(struct gcswait *g, const struct gcswait_io *io, struct gcswait_news *news)
 {
     struct errbuf err;
-    const char *stage = "TCP";
+    const char *stage = GCSWAIT_STAGE_TCP;
     long budget = deadline_left_ms(g->deadline_ms, monotime_ms());
     int rc = 0;
     err.msg[0] = '\0';

@@ -61,7 +61,7 @@ static int tcp_probe(const char *addr, int port, long timeout_ms, struct errbuf 
     }
     close(fd);
     if (sock_err)
-        return errbuf_set(err, "%s", sock_err == ECONNREFUSED ? "connection refused" : strerror(sock_err));
+        return errbuf_set(err, "%s", sock_err == ECONNREFUSED ? GCSWAIT_CONNECTION_REFUSED : strerror(sock_err));
     return 0;
 }
 

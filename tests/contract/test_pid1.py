@@ -251,7 +251,8 @@ def test_signals_during_a_wait_do_not_start_it_over(run, closed_port):
     assert r.wait(5) == 75, r.stderr
     gave_up = re.search(r"gave up waiting for GCS \S+ after ([\d.]+) s and (\d+) attempts", r.stderr)
     assert gave_up, r.stderr
-    assert float(gave_up[1]) >= 2.9 and int(gave_up[2]) >= 30, gave_up[0]
+    # Nothing listens on either port: the poll backs off (50 ms doubling to 1 s), ~9 looks in 3 s.
+    assert float(gave_up[1]) >= 2.9 and int(gave_up[2]) >= 5, gave_up[0]
     assert r.stderr.count("waiting for GCS") == 1 + 1, r.stderr  # the first progress line, the last message
 
 

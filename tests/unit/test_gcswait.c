@@ -2,8 +2,8 @@
  * lib/ray/rdvmsg.c's parser: while the name does not resolve only DNS is asked; with the rendezvous
  * held the GCS is probed every 5 s and the name looked up as often; the head's message is SERVING
  * at once (with confirm, it brings one probe first); a lost rendezvous falls back to polling at
- * 30-50 ms and is tried again every 2 s; news come only on a change (and a progress line every
- * 5 s). */
+ * 30-50 ms and is tried again every 2 s, backing off to 1 s while nothing listens at the head;
+ * news come only on a change (and a progress line every 5 s). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +19,7 @@
 /* What the simulated waits did. */
 struct tally {
     int resolves, connects, probes, progress, other_news;
+    const char *probe_stage, *probe_reason; /* how each probe fails; NULL: TCP, connection refused */
 };
 
 static void count_news(const struct gcswait_news *news, struct tally *t)
@@ -51,7 +52,8 @@ static long simulate(struct gcswait *g, long now, long until, const char *addr, 
             break;
         case GCSWAIT_DO_PROBE:
             t->probes++;
-            gcswait_probed(g, now, false, "TCP", "connection refused", &news);
+            gcswait_probed(g, now, false, t->probe_stage ? t->probe_stage : GCSWAIT_STAGE_TCP,
+                           t->probe_reason ? t->probe_reason : GCSWAIT_CONNECTION_REFUSED, &news);
             break;
         case GCSWAIT_DO_SLEEP:
             assert_true(sleep_ms >= 0);
@@ -130,12 +132,12 @@ static void test_confirmed_message_probes_once(void **state)
     assert_non_null(strstr(news.item[0].text, "woken by the head's rendezvous, confirmed"));
 }
 
-/* No rendezvous: the GCS is polled every 30-50 ms, the name once a second, the rendezvous tried
- * again every 2 s; its loss is told once. */
+/* No rendezvous, and a GCS that listens but is not serving yet: it is polled every 30-50 ms, the
+ * name once a second, the rendezvous tried again every 2 s; its loss is told once. */
 static void test_lost_rendezvous_falls_back_to_polling(void **state)
 {
     struct gcswait g;
-    struct tally t = {0};
+    struct tally t = {.probe_stage = "Health/Check", .probe_reason = "NOT_SERVING"};
     (void)state;
     gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 7);
     simulate(&g, 0, 10000, "10.0.0.9", GCSWAIT_RDV_LOST, &t);
@@ -144,6 +146,28 @@ static void test_lost_rendezvous_falls_back_to_polling(void **state)
     assert_true(t.connects >= 5 && t.connects <= 6);
     assert_int_equal(t.other_news, 2); /* the address; "no rendezvous", once */
     assert_int_equal(t.progress, 2);
+}
+
+/* Nobody listening at the head's address (both ports refuse: an address, no process yet): the
+ * poll backs off to about once a second (with the rendezvous retried every 2 s, each followed by
+ * a probe) instead of 20-33 looks a second; a GCS that starts listening brings the fast poll back
+ * at the next look. */
+static void test_nobody_listening_backs_off(void **state)
+{
+    struct gcswait g;
+    struct tally t = {0};
+    long now;
+    (void)state;
+    gcswait_init(&g, "head.ns.svc", 6379, 8079, 0, 600000, 7);
+    now = simulate(&g, 0, 60000, "10.0.0.9", GCSWAIT_RDV_LOST, &t);
+    /* Before: 60000 / 50 = 1,200 probes at least. Now: ~1 a second plus one after each of the
+     * 30 rendezvous retries, plus the ramp. */
+    assert_true(t.probes >= 60 && t.probes <= 130);
+    assert_true(t.connects >= 29 && t.connects <= 31);
+    assert_true(t.resolves >= 59 && t.resolves <= 61);
+    /* The GCS listens now (Health/Check answers NOT_SERVING): the next probe is 30-50 ms away. */
+    gcswait_probed(&g, now, false, "Health/Check", "NOT_SERVING", &(struct gcswait_news){0});
+    assert_true(g.next_probe_ms - now >= 30 && g.next_probe_ms - now <= 50);
 }
 
 /* A wait that confirms: the head's message, and then a GCS that does not serve: polling, without
@@ -160,6 +184,8 @@ static void test_message_not_confirmed_polls(void **state)
     now = simulate(&g, 0, 100, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
     gcswait_rendezvous(&g, now, GCSWAIT_RDV_MESSAGE, "", &news);
     memset(&t, 0, sizeof(t));
+    t.probe_stage = "Health/Check";
+    t.probe_reason = "NOT_SERVING";
     simulate(&g, now, now + 1000, "10.0.0.9", GCSWAIT_RDV_CONNECTED, &t);
     assert_true(t.probes >= 20);
     assert_int_equal(t.connects, 0);
@@ -214,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_unresolved_asks_only_dns),
         cmocka_unit_test(test_held_rendezvous_barely_polls),
         cmocka_unit_test(test_lost_rendezvous_falls_back_to_polling),
+        cmocka_unit_test(test_nobody_listening_backs_off),
         cmocka_unit_test(test_confirmed_message_probes_once),
         cmocka_unit_test(test_message_not_confirmed_polls),
         cmocka_unit_test(test_new_address_moves_the_rendezvous),
