@@ -138,6 +138,7 @@ def make_pki():
     _cert("kubelet", f"/CN={NODE_NAME}", ["serverAuth"], [f"DNS:{NODE_NAME}", f"IP:{NODE_IP}"])
     _cert("kube-proxy", "/CN=system:kube-proxy", ["clientAuth"])
     _cert("coredns", "/CN=system:coredns", ["clientAuth"])
+    _cert("kuberay-operator", "/CN=kuberay-operator", ["clientAuth"])
 
 
 def _kubeconfig(path, cert):
@@ -153,7 +154,8 @@ def _kubeconfig(path, cert):
 
 def write_configs():
     CONF.mkdir(parents=True, exist_ok=True)
-    for name in ("admin", "controller-manager", "scheduler", "kubelet-client", "kube-proxy", "coredns"):
+    for name in ("admin", "controller-manager", "scheduler", "kubelet-client", "kube-proxy", "coredns",
+                 "kuberay-operator"):
         _kubeconfig(CONF / f"{name}.kubeconfig", name)
 
     (CONF / "cni").mkdir(exist_ok=True)

@@ -98,3 +98,11 @@ def restricted_namespace(node, namespace):
     else:
         raise AssertionError(f"namespace {namespace} admitted a pod that is not restricted")
     return namespace
+
+
+@pytest.fixture(scope="session")
+def kuberay(node):
+    """The real KubeRay operator (tests/node/kuberay.py), started once for the session."""
+    import kuberay as kr
+    kr.start_operator(node)
+    return kr

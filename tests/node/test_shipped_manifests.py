@@ -272,10 +272,11 @@ RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"dro
                         "readOnlyRootFilesystem": True}
 
 
-def gcs_recorder(node, namespace, gcs_address, follow=False):
+def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True):
     """A pod that records the GCS's node table as it changes (node_states.py --watch), so the
     record outlives the head: the evidence of how a node left. With FOLLOW it records the next
-    head's table too (--follow), until the test's namespace goes."""
+    head's table too (--follow), until the test's namespace goes. AUTH: it has the token of the
+    namespace's ray-auth-token Secret (False for a cluster that runs without, as KubeRay's sample)."""
     if not node.exists(f"/api/v1/namespaces/{namespace}/configmaps/programs"):
         node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
                      "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
@@ -286,7 +287,7 @@ def gcs_recorder(node, namespace, gcs_address, follow=False):
                                           "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
                                           "command": ["python", "/programs/node_states.py", gcs_address,
                                                       "--follow" if follow else "--watch"],
-                                          "env": AUTH_ENV,
+                                          "env": AUTH_ENV if auth else [],
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
     node.wait_pod_phase(namespace, "gcs-record", {"Running"}, 120)

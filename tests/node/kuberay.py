@@ -1,0 +1,105 @@
+"""The real KubeRay operator (v1.5.0, built by build.sh from the Go module proxy) on the real node,
+for the side-by-side tests in test_kuberay.py. Nothing of it is ours: its CRDs, its RBAC rules and
+its sample RayCluster are copied from the module by build.sh into build/node/kuberay, and the
+operator runs as the node's other components do (a process in the node's namespaces, dying with
+it), with a client certificate of its own bound to the module's ClusterRole, as its Helm chart
+binds its ServiceAccount.
+
+What differs from a cluster's install, and why:
+- it runs as a node process, not a Deployment: the node has no image of it (the operator would
+  be the same binary in a container), and a process is what cluster.py already knows how to run;
+- `-use-kubernetes-proxy`: a process on the node resolves no Service names (CoreDNS serves the
+  pods), so it reaches the Ray dashboard through the API server's service proxy, an option
+  KubeRay has for exactly this (an operator outside the pod network);
+- leader election off: there is one replica."""
+import pathlib
+import time
+
+import yaml
+
+import cluster
+
+KUBERAY = cluster.BUILD / "kuberay"
+OPERATOR = cluster.BIN / "ray-operator"
+USER = "kuberay-operator"          # the CN of its client certificate (cluster.make_pki)
+HEALTH = "127.0.0.1:18082"
+CRDS = ("rayclusters", "rayjobs", "rayservices")
+API = "/apis/ray.io/v1"
+
+
+def _load(path):
+    return [d for d in yaml.safe_load_all(pathlib.Path(path).read_text()) if d]
+
+
+def _install_crds(kube):
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    for name in CRDS:
+        (crd,) = _load(KUBERAY / "crd" / f"ray.io_{name}.yaml")
+        kube.post_unless_exists(path, crd)
+
+    def established():
+        for name in CRDS:
+            got = kube.get(f"{path}/{name}.ray.io")
+            if not any(c["type"] == "Established" and c["status"] == "True"
+                       for c in got.get("status", {}).get("conditions") or []):
+                return False
+        return True
+    kube.wait("KubeRay's CRDs established", established, 60)
+
+
+def _grant(kube):
+    """The module's ClusterRole (config/rbac/role.yaml), bound to the operator's user."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    (role,) = [d for d in _load(KUBERAY / "rbac" / "role.yaml") if d["kind"] == "ClusterRole"]
+    kube.post_unless_exists(f"{rbac}/clusterroles", role)
+    kube.post_unless_exists(f"{rbac}/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "kuberay-operator-test"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role["metadata"]["name"]},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
+
+
+def start_operator(kube):
+    """Installs KubeRay's CRDs and RBAC and starts the operator on the node; returns once its
+    /readyz answers. It ends with the node."""
+    pid = cluster.init_pid()
+    if pid is None:
+        raise RuntimeError("the node is not up")
+    if not OPERATOR.exists() or not (KUBERAY / "ray-cluster.sample.yaml").exists():
+        raise RuntimeError(f"{OPERATOR} or {KUBERAY} is missing: run `make node` (tests/node/build.sh)")
+    t0 = time.monotonic()
+    _install_crds(kube)
+    _grant(kube)
+    cluster.spawn(pid, "kuberay-operator", [
+        OPERATOR, f"-kubeconfig={cluster.CONF / 'kuberay-operator.kubeconfig'}", "-enable-leader-election=false",
+        f"-health-probe-bind-address={HEALTH}", "-metrics-addr=127.0.0.1:18080", "-use-kubernetes-proxy",
+        "-log-stdout-encoder=console"])
+
+    def ready():
+        return cluster.node_run(["curl", "-sf", "-m", "2", f"http://{HEALTH}/readyz"], check=False).returncode == 0
+    kube.wait(f"the KubeRay operator's /readyz (see {cluster.LOGS / 'kuberay-operator.log'})", ready, 120, interval=1)
+    cluster.say(f"KubeRay operator ready ({time.monotonic() - t0:.1f} s)")
+
+
+def sample_cluster():
+    """The module's sample RayCluster, unchanged but for what the node forces (in the open, as
+    test_shipped_manifests does for ours): our stand-in image of the pinned Ray, the rayVersion to
+    match, CPU requests cut to what a 2-core node can schedule three times."""
+    (rc,) = _load(KUBERAY / "ray-cluster.sample.yaml")
+    image = cluster.IMAGE_NAMES["ray-stock"]
+    rc["spec"]["rayVersion"] = image.rsplit(":", 1)[1]
+    for spec in [rc["spec"]["headGroupSpec"]["template"]["spec"]] + \
+            [g["template"]["spec"] for g in rc["spec"]["workerGroupSpecs"]]:
+        for c in spec["containers"]:
+            c["image"] = image
+            c["imagePullPolicy"] = "Never"
+            c.setdefault("resources", {}).setdefault("requests", {})["cpu"] = "300m"
+    return rc
+
+
+def create(kube, namespace, obj, plural):
+    return kube.post(f"{API}/namespaces/{namespace}/{plural}", obj)
+
+
+def get(kube, namespace, plural, name):
+    return kube.get(f"{API}/namespaces/{namespace}/{plural}/{name}")

@@ -1,0 +1,116 @@
+"""What users would pick instead of rayboot, on the same real node: the real KubeRay operator
+(tests/node/kuberay.py) running its own sample RayCluster, and a RayJob submitted to it. These
+tests hold KubeRay to what it promises, so that the comparisons in docs/ and bench/ are against
+a KubeRay that works here, and record what it does where rayboot differs (an evicted worker).
+
+The sample runs as KubeRay ships it, without Ray's token (its samples set none) and outside Pod
+Security "restricted" (they set no security context); only the image, the rayVersion and the CPU
+requests change (kuberay.sample_cluster)."""
+import time
+
+from test_shipped_manifests import SQUARES, gcs_recorder, job_configmap, node_record, pod_logs
+
+JOB_MOUNT = {"name": "user-job", "mountPath": "/home/ray/job.py", "subPath": "job.py", "readOnly": True}
+
+
+def _with_job(rc, workers):
+    """The sample with WORKERS workers and the seed program mounted where the RayJob runs it."""
+    group = rc["spec"]["workerGroupSpecs"][0]
+    group["replicas"] = workers
+    group["minReplicas"] = min(group.get("minReplicas", workers), workers)
+    for spec in [rc["spec"]["headGroupSpec"]["template"]["spec"], group["template"]["spec"]]:
+        spec.setdefault("volumes", []).append({"name": "user-job", "configMap": {"name": "user-job"}})
+        for c in spec["containers"]:
+            c.setdefault("volumeMounts", []).append(JOB_MOUNT)
+    return rc
+
+
+def _ray_pods(node, namespace, name):
+    return node.pods(namespace, f"ray.io/cluster={name}")
+
+
+def _wait_whole(node, namespace, name, count, timeout=300):
+    def whole():
+        pods = _ray_pods(node, namespace, name)
+        ready = [p for p in pods if p["metadata"].get("deletionTimestamp") is None and
+                 any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
+        return ready if len(ready) == count else None
+    try:
+        return node.wait(f"{count} Ray pods of {name} Ready", whole, timeout, interval=0.5)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+
+
+def _start(node, namespace, kuberay, workers):
+    node.create(job_configmap(namespace))
+    rc = _with_job(kuberay.sample_cluster(), workers)
+    name = rc["metadata"]["name"]
+    t0 = time.monotonic()
+    kuberay.create(node, namespace, rc, "rayclusters")
+    pods = _wait_whole(node, namespace, name, workers + 1)
+    print(f"kuberay: {name} with {workers} workers Ready in {time.monotonic() - t0:.1f} s")
+    return name, pods
+
+
+def test_kuberay_sample_cluster_runs_a_rayjob(node, namespace, kuberay):
+    """The sample RayCluster (2 workers) becomes Ready through KubeRay's own probes; a RayJob
+    pointed at it by clusterSelector, in KubeRay's default K8sJobMode (a submitter Job running
+    `ray job submit`), runs the seed program on all 3 nodes and ends Complete/SUCCEEDED."""
+    name, pods = _start(node, namespace, kuberay, workers=2)
+    # KubeRay, not rayboot, made these pods: its init container and its probes are there.
+    worker = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "worker"][0]
+    assert [c["name"] for c in worker["spec"]["initContainers"]] == ["wait-gcs-ready"], worker["spec"]
+    assert worker["spec"]["containers"][0]["readinessProbe"], worker["spec"]
+
+    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "squares"},
+           "spec": {"entrypoint": "python /home/ray/job.py", "clusterSelector": {"ray.io/cluster": name},
+                    "submissionMode": "K8sJobMode"}}
+    t0 = time.monotonic()
+    kuberay.create(node, namespace, job, "rayjobs")
+
+    def ended():
+        st = kuberay.get(node, namespace, "rayjobs", "squares").get("status", {})
+        return st if st.get("jobDeploymentStatus") in ("Complete", "Failed") else None
+    try:
+        status = node.wait("the RayJob to end", ended, 300, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    print(f"kuberay: RayJob ended {status.get('jobStatus')} in {time.monotonic() - t0:.1f} s")
+    submitters = node.pods(namespace, "job-name=squares")
+    logs = "".join(node.log(namespace, p["metadata"]["name"]) for p in submitters)
+    assert status["jobDeploymentStatus"] == "Complete" and status.get("jobStatus") == "SUCCEEDED", \
+        (status, logs, pod_logs(node, namespace))
+    assert SQUARES in logs and "nodes: 3" in logs, logs
+
+
+def test_kuberay_evicted_worker_without_sidecar(node, namespace, kuberay):
+    """A KubeRay worker evicted through the Eviction API, as a node drain evicts it: what the GCS
+    records (the evidence of a drain or a death), how its container ends, how long until the pod
+    is gone, and KubeRay making a replacement. Printed for docs/testing.md's comparison; asserted
+    only where KubeRay's behaviour is its promise (the node leaves the GCS's table as DEAD, the
+    pod goes, a new worker takes its place)."""
+    name, pods = _start(node, namespace, kuberay, workers=1)
+    gcs_recorder(node, namespace, f"{name}-head-svc:6379", auth=False)
+    (victim,) = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "worker"]
+    victim_name, victim_ip = victim["metadata"]["name"], victim["status"]["podIP"]
+    node.wait("the worker ALIVE in the GCS's table",
+              lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
+
+    t0 = time.monotonic()
+    node.evict(namespace, victim_name)
+    last = node.follow_pod_until_gone(namespace, victim_name, 120)
+    gone = time.monotonic() - t0
+    ray = [c for c in last["status"].get("containerStatuses", []) if c["name"] == "ray-worker"][0]
+    ended = ray["state"].get("terminated") or ray.get("lastState", {}).get("terminated") or {}
+
+    def dead():
+        mine = [r for r in node_record(node, namespace) if r[0] == victim_ip]
+        return mine[-1] if mine and mine[-1][1] == "DEAD" else None
+    record = node.wait("the evicted worker DEAD in the GCS's table", dead, 60)
+    print(f"kuberay: evicted worker gone in {gone:.1f} s; container exit {ended.get('exitCode')} "
+          f"({ended.get('reason')}); GCS: {' '.join(record[1:3])}")
+
+    def replaced():
+        return [p for p in _ray_pods(node, namespace, name)
+                if p["metadata"]["labels"].get("ray.io/node-type") == "worker" and p["metadata"]["name"] != victim_name]
+    node.wait("KubeRay's replacement worker", replaced, 60)
