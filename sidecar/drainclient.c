@@ -5,12 +5,13 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exitcode.h"
 #include "httpc.h"
 #include "log.h"
 #include "monotime.h"
-#include "route.h"
+#include "number.h"
 #include "wait.h"
 
 /* The sidecar answers in a few hundred bytes of JSON. */
@@ -21,8 +22,20 @@
  * liveness probe listens again within a second or two. */
 #define DRAINCLIENT_RETRY_MS 250
 #define DRAINCLIENT_RETRY_FOR_MS 5000
-/* Past the drain's own deadline, the sidecar still has to look once more and answer. */
-#define DRAINCLIENT_SLACK_MS 5000
+/* The longest the client waits: the sidecar answers at its drain's deadline (its grace period less
+ * 3 s), and the kubelet ends the hook at the grace period anyway. */
+#define DRAINCLIENT_WAIT_MAX_MS 3605000L
+/* --deadline=SECONDS, kept for older manifests: the range it always had. */
+#define DRAINCLIENT_DEADLINE_MAX_S 3600
+
+int drainclient_deadline_check(const char *text, struct errbuf *err)
+{
+    long v;
+    if (number_parse(text, strlen(text), 1, DRAINCLIENT_DEADLINE_MAX_S, &v) < 0)
+        return errbuf_set(err, "--deadline=%.40s: expected whole seconds from 1 to %d", text,
+                          DRAINCLIENT_DEADLINE_MAX_S);
+    return 0;
+}
 
 static int outcome(int rc, const struct httpc_reply *reply, const struct errbuf *err, int port)
 {
@@ -42,7 +55,7 @@ static int outcome(int rc, const struct httpc_reply *reply, const struct errbuf 
     return EXIT_SOFTWARE;
 }
 
-int drainclient_run(int port, long deadline_s)
+int drainclient_run(int port)
 {
     long give_up_ms = monotime_ms() + DRAINCLIENT_RETRY_FOR_MS;
     char url[96];
@@ -54,7 +67,7 @@ int drainclient_run(int port, long deadline_s)
         .body = "",
         .body_len = 0,
         .connect_timeout_ms = DRAINCLIENT_CONNECT_TIMEOUT_MS,
-        .timeout_ms = (deadline_s > 0 ? deadline_s : ROUTE_DEADLINE_MAX_S) * 1000L + DRAINCLIENT_SLACK_MS,
+        .timeout_ms = DRAINCLIENT_WAIT_MAX_MS,
         .max_reply_bytes = DRAINCLIENT_ANSWER_MAX_BYTES,
         .user_agent = "rayboot-sidecar drain",
     };
@@ -63,10 +76,7 @@ int drainclient_run(int port, long deadline_s)
     struct errbuf err;
     int rc, code;
 
-    if (deadline_s > 0)
-        snprintf(url, sizeof(url), "http://127.0.0.1:%d/drain?deadline=%ld", port, deadline_s);
-    else
-        snprintf(url, sizeof(url), "http://127.0.0.1:%d/drain", port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/drain", port);
     if (httpc_init(&http, false, &err) < 0) {
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
