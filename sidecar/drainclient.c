@@ -3,6 +3,7 @@
  * printed as it came. What a drain does is the sidecar's (draining.c). */
 #include "drainclient.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,10 @@
 /* Loopback: a connection is made at once or refused. */
 #define DRAINCLIENT_CONNECT_TIMEOUT_MS 1000
 /* A refused connection is tried again this often, for this long: a sidecar restarted by its
- * liveness probe listens again within a second or two. */
+ * liveness probe listens again within a second or two. A 429 (as many callers as the sidecar lets
+ * wait are waiting already, any process of the pod can be one) is tried again as often, for as
+ * long as the client waits at all: the drain they wait for ends by its deadline, and this request
+ * then gets its result at once. */
 #define DRAINCLIENT_RETRY_MS 250
 #define DRAINCLIENT_RETRY_FOR_MS 5000
 /* The longest the client waits: the sidecar answers at its drain's deadline (its grace period less
@@ -57,7 +61,7 @@ static int outcome(int rc, const struct httpc_reply *reply, const struct errbuf 
 
 int drainclient_run(int port)
 {
-    long give_up_ms = monotime_ms() + DRAINCLIENT_RETRY_FOR_MS;
+    long give_up_ms = monotime_ms() + DRAINCLIENT_RETRY_FOR_MS, wait_until_ms = monotime_ms() + DRAINCLIENT_WAIT_MAX_MS;
     char url[96];
     struct httpc_request req = {
         .method = "POST",
@@ -81,8 +85,17 @@ int drainclient_run(int port)
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }
-    while ((rc = httpc_request(&http, &req, &reply, &err)) == HTTPC_REFUSED && monotime_ms() < give_up_ms)
-        wait_sleep(DRAINCLIENT_RETRY_MS, NULL);
+    for (bool busy_said = false;; wait_sleep(DRAINCLIENT_RETRY_MS, NULL)) {
+        rc = httpc_request(&http, &req, &reply, &err);
+        if (rc == HTTPC_REFUSED && monotime_ms() < give_up_ms)
+            continue;
+        if (rc != 0 || reply.status != 429 || monotime_ms() >= wait_until_ms)
+            break;
+        httpc_reply_free(&reply);
+        if (!busy_said)
+            log_info("the sidecar has as many callers waiting as it lets wait: asking again until it answers");
+        busy_said = true;
+    }
     code = outcome(rc, &reply, &err, port);
     if (rc == 0)
         httpc_reply_free(&reply);

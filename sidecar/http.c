@@ -43,7 +43,8 @@
 /* libmicrohttpd's own idle timeout, in whole seconds: the deadline above cuts sooner anyway. */
 #define HTTP_IDLE_TIMEOUT_S 3
 /* Requests suspended at once (waiting for a drain): the callers are this pod's preStop hook, and
- * SIGTERM needs none. */
+ * SIGTERM needs none. One more is told 429 (`rayboot-sidecar drain` asks again until it gets in,
+ * so other callers of the pod cannot keep it from waiting). */
 #define HTTP_WAITERS_MAX 8
 /* How long the caller's loop may sleep at most: libmicrohttpd's own timers need a look. */
 #define HTTP_MAX_SLEEP_MS 60000
@@ -182,7 +183,7 @@ static enum MHD_Result suspend(struct http_server *h, struct MHD_Connection *c, 
                                struct http_answer *a)
 {
     if (h->n_waiters >= HTTP_WAITERS_MAX || !slot) {
-        plain(a, 503, "too many clients waiting already");
+        plain(a, 429, "too many clients waiting already: ask again");
         return queue_answer(c, a);
     }
     h->waiters[h->n_waiters++] = c;

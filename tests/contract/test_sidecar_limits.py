@@ -241,7 +241,7 @@ def test_a_request_body_is_413_and_closed(sidecar, gcs, worker_node, port_name, 
 
 
 def test_drain_waiters_are_bounded(sidecar, gcs, worker_node):
-    """WAITERS requests may wait for a drain at once; one more is told so (503) at once, and the
+    """WAITERS requests may wait for a drain at once; one more is told so (429) at once, and the
     waiting ones get the drain's answer."""
     gcs.drain_removes_node = False
     s = sidecar({"RAYBOOT_GRACE_PERIOD": "7"})  # a drain of 4 s
@@ -263,10 +263,40 @@ def test_drain_waiters_are_bounded(sidecar, gcs, worker_node):
     t0 = time.monotonic()
     wait_for_drain("127.0.0.4")
     assert time.monotonic() - t0 < 1.0
-    assert replies[-1][1].startswith(b"HTTP/1.1 503") and b"too many clients waiting" in replies[-1][1], replies[-1]
+    assert replies[-1][1].startswith(b"HTTP/1.1 429") and b"too many clients waiting" in replies[-1][1], replies[-1]
     for t in waiting:
         t.join(timeout=10)
     drained = [r for src, r in replies if src != "127.0.0.4"]
     assert len(drained) == WAITERS and all(r.startswith(b"HTTP/1.1 200") and b'"outcome":"deadline"' in r
                                            for r in drained), drained
     assert len([parse(r) for m, r in gcs.calls if m == DRAIN]) == 1
+
+
+def test_callers_waiting_already_do_not_keep_the_prestop_from_waiting(sidecar, gcs, worker_node):
+    """WAITERS callers of the pod's own (the same UID as the preStop hook) wait for a drain: the
+    preStop's `rayboot-sidecar drain`, told 429, asks again until the drain is done, then exits 0
+    with its answer, as late as they do. Before, it was told 503 at once and exited 1 while the
+    drain went on."""
+    gcs.drain_removes_node = False
+    s = sidecar({"RAYBOOT_GRACE_PERIOD": "7"})  # a drain of 4 s
+    strays = []
+
+    def stray(source):  # two addresses: the old per-address cap is not what this is about
+        with socket.create_connection(("127.0.0.1", s.drain_port), timeout=15, source_address=(source, 0)) as c:
+            c.sendall(b"POST /drain HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            strays.append(c.recv(4096))
+
+    waiting = [threading.Thread(target=stray, args=(f"127.0.0.{2 + i % 2}",)) for i in range(WAITERS)]
+    t0 = time.monotonic()
+    for w in waiting:
+        w.start()
+    eventually(lambda: [m for m, _ in gcs.calls if m == DRAIN])
+    time.sleep(0.5)
+    code, answer, err = s.drain("--deadline=25")
+    took = time.monotonic() - t0
+    for w in waiting:
+        w.join(timeout=10)
+    assert code == 0 and answer["outcome"] == "deadline", (code, answer, err)
+    assert took >= 3.5, took  # it waited for the drain, not for nothing
+    assert "asking again" in err, err
+    assert len(strays) == WAITERS and all(r.startswith(b"HTTP/1.1 200") for r in strays), strays
