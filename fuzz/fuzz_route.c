@@ -1,16 +1,15 @@
 /* libFuzzer target: the sidecar's request routing (sidecar/route.c), which its endpoints follow for
  * every request libmicrohttpd hands them. Input: the port on the first line ("drain" for the drain
- * port, anything else the probes port), the method on the second, the path on the third, the
- * `deadline` query argument on the fourth (absent: no argument). Every request must reach exactly
- * one route; only POST /drain on the drain port drains, with a deadline of 1 s..1 h or none; the
+ * port, anything else the probes port), the method on the second, the path on the third (a
+ * fourth line, the `deadline` argument of older inputs, is ignored: the sidecar no longer reads
+ * one). Every request must reach exactly one route; only POST /drain on the drain port drains; the
  * probes port never drains. */
 #include <string.h>
 
 #include "fuzz.h"
 #include "route.h"
 
-static void check(enum route_port port, const char *method, const char *path, const char *deadline, enum route r,
-                  long deadline_ms)
+static void check(enum route_port port, const char *method, const char *path, enum route r)
 {
     int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     int drain = strcmp(path, "/drain") == 0;
@@ -18,12 +17,7 @@ static void check(enum route_port port, const char *method, const char *path, co
 
     switch (r) {
     case ROUTE_DRAIN:
-        if (!drain_port || !drain || strcmp(method, "POST") != 0 ||
-            (deadline ? deadline_ms < 1000 || deadline_ms > ROUTE_DEADLINE_MAX_S * 1000L : deadline_ms != -1))
-            __builtin_trap();
-        break;
-    case ROUTE_BAD_DEADLINE:
-        if (!drain_port || !drain || !deadline || strcmp(method, "POST") != 0)
+        if (!drain_port || !drain || strcmp(method, "POST") != 0)
             __builtin_trap();
         break;
     case ROUTE_DRAIN_METHOD:
@@ -56,10 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_strndup(data, size), *lines[4];
     size_t n = fuzz_split(text, '\n', lines, 4);
     enum route_port port = strcmp(lines[0], "drain") == 0 ? ROUTE_PORT_DRAIN : ROUTE_PORT_PROBES;
-    const char *method = n > 1 ? lines[1] : "GET", *path = n > 2 ? lines[2] : "/", *deadline = n > 3 ? lines[3] : NULL;
-    long deadline_ms = 12345;
-    enum route r = route_request(port, method, path, deadline, &deadline_ms);
-    check(port, method, path, deadline, r, deadline_ms);
+    const char *method = n > 1 ? lines[1] : "GET", *path = n > 2 ? lines[2] : "/";
+    enum route r = route_request(port, method, path);
+    check(port, method, path, r);
     free(text);
     return 0;
 }

@@ -1,7 +1,8 @@
-/* The drain the sidecar runs for the preStop hook (/drain) and SIGTERM: asked for once, given a
- * budget the grace period allows, started when the reason the pod ends is known and the head's
- * address is, stepped by lib/ray/drain.c, and reported (log, metrics, termination log, the clients
- * waiting on /drain). When the prober is asked, and the reason read, is the loop's (loop.c). */
+/* The drain the sidecar runs for the preStop hook (/drain) and SIGTERM: asked for once, given the
+ * budget its grace period allows (never a caller's), started when the reason the pod ends is known
+ * and the head's address is, stepped by lib/ray/drain.c, reported (log, metrics, termination log,
+ * the clients waiting on /drain), and forgotten when no deletion of the pod followed it. When the
+ * prober is asked, and the reason read, is the loop's (loop.c). */
 #include "draining.h"
 
 #include <stdio.h>
@@ -13,6 +14,9 @@
 
 /* The least a drain is given, whatever the grace period: one DrainNode and a look or two. */
 #define SIDECAR_DRAIN_MIN_BUDGET_MS 1000
+/* Past the grace period, how long the kubelet may still take to stop this container: a native
+ * sidecar gets SIGTERM only once the Ray container has stopped, and at least 2 s more. */
+#define SIDECAR_DRAIN_FORGET_SLACK_MS 5000
 
 static void fail_drain(struct sidecar *s, const char *detail, long now_ms)
 {
@@ -121,9 +125,8 @@ long sidecar_drain_budget_cap_ms(const struct sidecar *s)
 }
 
 /* A new drain: what an earlier one left is cleared, readiness is over from now on. */
-void sidecar_drain_reset(struct sidecar *s, const char *trigger, long budget_ms, long now_ms)
+void sidecar_drain_reset(struct sidecar *s, const char *trigger, long now_ms)
 {
-    long cap = sidecar_drain_budget_cap_ms(s);
     if (s->drain_reported)
         log_info("draining again (%s): the last drain failed (%s)", trigger, s->drain.detail);
     memset(&s->drain, 0, sizeof(s->drain));
@@ -132,7 +135,7 @@ void sidecar_drain_reset(struct sidecar *s, const char *trigger, long budget_ms,
     s->node_id[0] = '\0';
     s->drain_wanted = true;
     s->drain_wanted_ms = now_ms;
-    s->drain_budget_ms = budget_ms < cap ? budget_ms : cap;
+    s->drain_budget_ms = sidecar_drain_budget_cap_ms(s);
     snprintf(s->drain_trigger, sizeof(s->drain_trigger), "%s", trigger);
     if (s->ready)
         log_info("not ready any more: draining (%s)", trigger);
@@ -147,4 +150,27 @@ bool sidecar_drain_done(const struct sidecar *s)
 bool sidecar_drained(const struct sidecar *s)
 {
     return sidecar_drain_done(s) && s->drain.outcome != DRAIN_FAILED;
+}
+
+/* The kubelet kills a pod at most its grace period after the preStop hook began, so a drain the
+ * sidecar outlives by that (and the slack) was followed by no deletion of this pod: a local caller
+ * asked (any process of the pod can, as the same UID as the preStop hook), or a preStop ran for a
+ * container the kubelet restarted. Forgotten: readiness is looked at again (a node still ALIVE is
+ * ready) and the next /drain or SIGTERM drains again. Never after SIGTERM: the pod is going. */
+void sidecar_drain_forget_stale(struct sidecar *s, long now_ms)
+{
+    long age_ms = now_ms - s->drain_wanted_ms;
+    if (s->terminating || !sidecar_drained(s) || age_ms < s->settings.grace_period_ms + SIDECAR_DRAIN_FORGET_SLACK_MS)
+        return;
+    log_warn("the drain asked for %.1f s ago (%s) was not followed by this pod's deletion: looking at readiness again",
+             (double)age_ms / 1000.0, s->drain_trigger);
+    memset(&s->drain, 0, sizeof(s->drain));
+    s->drain_reported = false;
+    s->drain_accepted = false;
+    s->node_id[0] = '\0';
+    s->drains_forgotten++;
+    s->ready = false;
+    s->next_ready_ms = now_ms;
+    snprintf(s->ready_reason, sizeof(s->ready_reason), "not looked at since a drain %.0f s ago",
+             (double)age_ms / 1000.0);
 }

@@ -27,10 +27,15 @@ void sidecar_drain_reply(struct sidecar *s, const struct prober_reply *reply, lo
  * waiting on /drain. */
 void sidecar_drain_report(struct sidecar *s, long now_ms);
 
-/* A new drain: what an earlier one left is cleared, readiness is over from now on. */
-void sidecar_drain_reset(struct sidecar *s, const char *trigger, long budget_ms, long now_ms);
+/* A new drain, given sidecar_drain_budget_cap_ms: what an earlier one left is cleared, readiness is
+ * over from now on. */
+void sidecar_drain_reset(struct sidecar *s, const char *trigger, long now_ms);
 
-/* The longest a drain may take: the grace period less what the kubelet needs after it. */
+/* A drain the GCS accepted that no deletion of this pod followed within the grace period (and no
+ * SIGTERM came) is forgotten: readiness is looked at again, and a new drain may be asked for. */
+void sidecar_drain_forget_stale(struct sidecar *s, long now_ms);
+
+/* How long every drain may take: the grace period less what the kubelet needs after it. */
 long sidecar_drain_budget_cap_ms(const struct sidecar *s);
 
 /* A drain has been made and reported (its outcome in s->drain). */

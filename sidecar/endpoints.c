@@ -60,11 +60,10 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
     cJSON_Delete(o);
 }
 
-/* deadline_ms: the request's own deadline, or -1 for the grace period's. A request resumed after
- * its drain gets that drain's result; a new one waits for the drain running, or gets the result of
- * one the GCS accepted, or starts one (again, after one that failed). */
-static void drain_endpoint(struct sidecar *s, const struct http_request *req, long deadline_ms, struct http_answer *a,
-                           bool *suspend)
+/* A request resumed after its drain gets that drain's result; a new one waits for the drain
+ * running, or gets the result of one the GCS accepted, or starts one (again, after one that failed
+ * or one the sidecar forgot: draining.c). Its deadline is the sidecar's, whatever the caller asks. */
+static void drain_endpoint(struct sidecar *s, const struct http_request *req, struct http_answer *a, bool *suspend)
 {
     if (req->resumed && !sidecar_drain_done(s)) {
         set(a, 503, "the sidecar is stopping before the drain finished\n");
@@ -74,7 +73,7 @@ static void drain_endpoint(struct sidecar *s, const struct http_request *req, lo
         drain_json(s, a);
         return;
     }
-    sidecar_want_drain(s, "preStop", deadline_ms >= 0 ? deadline_ms : sidecar_drain_budget_cap_ms(s));
+    sidecar_want_drain(s, "preStop");
     *suspend = true;
 }
 
@@ -94,17 +93,12 @@ static void readyz(const struct sidecar *s, struct http_answer *a)
 static void answer(struct sidecar *s, enum route_port port, const struct http_request *req, struct http_answer *a,
                    bool *suspend)
 {
-    const char *deadline_arg = http_request_arg(req, "deadline");
-    long deadline_ms = -1;
     *suspend = false;
     if (!req->resumed)
         s->http_requests++;
-    switch (route_request(port, req->method, req->path, deadline_arg, &deadline_ms)) {
+    switch (route_request(port, req->method, req->path)) {
     case ROUTE_DRAIN:
-        drain_endpoint(s, req, deadline_ms, a, suspend);
-        break;
-    case ROUTE_BAD_DEADLINE:
-        set(a, 400, "deadline=%.40s: expected whole seconds from 1 to %d\n", deadline_arg, ROUTE_DEADLINE_MAX_S);
+        drain_endpoint(s, req, a, suspend);
         break;
     case ROUTE_DRAIN_METHOD:
         set(a, 405, "%s: use POST (rayboot-sidecar drain)\n", req->path);

@@ -1,8 +1,10 @@
 /* libmicrohttpd in external-epoll mode: its epoll fd sits in the caller's loop, which calls
- * http_run. Every connection is bounded: per client address and in total (libmicrohttpd refuses
- * the rest at accept), and in time from accept to close whatever the client sends (a client that
- * trickles a byte now and then resets libmicrohttpd's idle timeout, not this deadline: it is cut
- * with shutdown(2), which libmicrohttpd then sees as the end of the connection). Every answer
+ * http_run. Every connection is bounded: in number (when HTTP_CONNECTION_LIMIT are open, a new one
+ * takes the place of the oldest that has not sent a whole request yet), and in time from accept to
+ * close whatever the client sends (a client that trickles a byte now and then resets
+ * libmicrohttpd's idle timeout, not this deadline). A connection is cut with shutdown(2), which
+ * libmicrohttpd then sees as the end of the connection. There is no limit per client address: the
+ * kubelet's probes come from an address every hostNetwork process of the node shares. Every answer
  * closes its connection; a request with a body is refused (413). What to answer is the handler's. */
 #include "http.h"
 
@@ -22,12 +24,16 @@
 
 /* Probes, a preStop hook and a metrics scraper are a handful of connections; 256 leaves room for
  * strangers without running the sidecar out of its memory limit (256 x HTTP_CONNECTION_MEMORY_BYTES
- * is 2 MiB) or its descriptors. */
+ * is 2 MiB) or its descriptors. Past it a new connection is not refused: the oldest one without a
+ * whole request gives way (evict_oldest), so idle or slow clients, from one address or many, cannot
+ * keep a probe out. */
 #define HTTP_CONNECTION_LIMIT 256
-/* From one client address: the kubelet's probes (liveness and readiness, at most one of each per
- * container at a time) come from the node's one address. A stranger with a few addresses holds a
- * few times this, never all HTTP_CONNECTION_LIMIT. */
-#define HTTP_PER_ADDRESS_LIMIT 8
+/* Slots for connections cut but not closed yet: libmicrohttpd accepts up to 10 a run before it
+ * reads (and closes) those cut in the run before, so at most two runs' worth are in flight. A new
+ * connection is read in the run after its accept, so at most 20 come after it before it has sent
+ * its request: a probe is never the oldest waiting. */
+#define HTTP_CONNECTION_SLACK 32
+#define HTTP_CONNECTION_SLOTS (HTTP_CONNECTION_LIMIT + HTTP_CONNECTION_SLACK)
 /* Request line and headers together; a kubelet probe sends a few hundred bytes. */
 #define HTTP_CONNECTION_MEMORY_BYTES 8192
 /* From accept to close, whatever the client does (a suspended request excepted, which waits for
@@ -37,7 +43,8 @@
 /* libmicrohttpd's own idle timeout, in whole seconds: the deadline above cuts sooner anyway. */
 #define HTTP_IDLE_TIMEOUT_S 3
 /* Requests suspended at once (waiting for a drain): the callers are this pod's preStop hook, and
- * SIGTERM needs none. */
+ * SIGTERM needs none. One more is told 429 (`rayboot-sidecar drain` asks again until it gets in,
+ * so other callers of the pod cannot keep it from waiting). */
 #define HTTP_WAITERS_MAX 8
 /* How long the caller's loop may sleep at most: libmicrohttpd's own timers need a look. */
 #define HTTP_MAX_SLEEP_MS 60000
@@ -45,7 +52,9 @@
 struct http_conn {
     struct MHD_Connection *c; /* NULL: a free slot */
     int fd;
-    long deadline_ms; /* monotonic */
+    unsigned long opened; /* accept order: the smallest is the oldest */
+    long deadline_ms;     /* monotonic */
+    bool requested;       /* its whole request (headers) has come: it is being answered */
     bool suspended;
     bool cut;
 };
@@ -54,10 +63,12 @@ struct http_server {
     struct MHD_Daemon *daemon;
     http_handler_fn handler;
     void *ctx;
-    struct http_conn conns[HTTP_CONNECTION_LIMIT];
+    struct http_conn conns[HTTP_CONNECTION_SLOTS];
     struct MHD_Connection *waiters[HTTP_WAITERS_MAX];
     int n_waiters;
+    unsigned long accepted;
     unsigned long refused;
+    bool cut_any; /* a connection was cut inside libmicrohttpd's run: run it again to close it */
 };
 
 /* Marks a connection whose headers have been seen (MHD calls the handler again for the body). */
@@ -78,7 +89,37 @@ static struct http_conn *conn_of(struct MHD_Connection *c)
     return info ? info->socket_context : NULL;
 }
 
-/* Keeps a slot per connection, for its deadline. */
+static void cut(struct http_server *h, struct http_conn *k)
+{
+    if (k->fd >= 0)
+        shutdown(k->fd, SHUT_RDWR);
+    k->cut = true;
+    h->refused++;
+    h->cut_any = true;
+}
+
+/* Over HTTP_CONNECTION_LIMIT: the oldest connection that has not sent its whole request is cut.
+ * A probe sends its request with its connection and is answered as soon as it is read; a client
+ * waiting for a drain (suspended) is never cut. */
+static void evict_oldest(struct http_server *h)
+{
+    struct http_conn *victim = NULL;
+    int open = 0;
+    for (int i = 0; i < HTTP_CONNECTION_SLOTS; i++) {
+        struct http_conn *k = &h->conns[i];
+        if (!k->c || k->cut)
+            continue;
+        open++;
+        if (!k->requested && !k->suspended && (!victim || k->opened < victim->opened))
+            victim = k;
+    }
+    if (open <= HTTP_CONNECTION_LIMIT || !victim)
+        return;
+    log_debug("http: %d connections open: the oldest without a request gives way", open);
+    cut(h, victim);
+}
+
+/* Keeps a slot per connection, for its deadline and its age. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -92,15 +133,18 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         return;
     }
     info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
+    for (int i = 0; i < HTTP_CONNECTION_SLOTS; i++) {
         if (h->conns[i].c == NULL) {
-            h->conns[i] = (struct http_conn){c, info ? info->connect_fd : -1,
-                                             monotime_ms() + HTTP_CONNECTION_DEADLINE_MS, false, false};
+            h->conns[i] = (struct http_conn){.c = c,
+                                             .fd = info ? info->connect_fd : -1,
+                                             .opened = ++h->accepted,
+                                             .deadline_ms = monotime_ms() + HTTP_CONNECTION_DEADLINE_MS};
             *socket_context = &h->conns[i];
+            evict_oldest(h);
             return;
         }
     }
-    /* No slot: cannot happen while the daemon's own limit is HTTP_CONNECTION_LIMIT. */
+    /* No slot: cannot happen while the daemon's own limit is HTTP_CONNECTION_SLOTS. */
     if (info)
         shutdown(info->connect_fd, SHUT_RDWR);
     h->refused++;
@@ -139,7 +183,7 @@ static enum MHD_Result suspend(struct http_server *h, struct MHD_Connection *c, 
                                struct http_answer *a)
 {
     if (h->n_waiters >= HTTP_WAITERS_MAX || !slot) {
-        plain(a, 503, "too many clients waiting already");
+        plain(a, 429, "too many clients waiting already: ask again");
         return queue_answer(c, a);
     }
     h->waiters[h->n_waiters++] = c;
@@ -154,13 +198,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     struct http_server *h = cls;
     struct http_conn *slot = conn_of(c);
-    struct http_request req = {method, url, false, c};
+    struct http_request req = {method, url, false};
     struct http_answer a;
     bool wait = false;
     (void)version;
     (void)upload_data;
     if (*con_cls == NULL) {
         *con_cls = &seen;
+        if (slot)
+            slot->requested = true;
         if (!has_body(c))
             return MHD_YES; /* called again once the (empty) request is complete */
         h->refused++;
@@ -178,11 +224,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (wait)
         return suspend(h, c, slot, &a);
     return queue_answer(c, &a);
-}
-
-const char *http_request_arg(const struct http_request *req, const char *name)
-{
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
 struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, struct errbuf *err)
@@ -204,8 +245,7 @@ struct http_server *http_start(const char *addr, int port, http_handler_fn handl
     h->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, (uint16_t)port, NULL,
                                  NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-                                 on_connection, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTION_LIMIT,
-                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_PER_ADDRESS_LIMIT,
+                                 on_connection, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTION_SLOTS,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
     if (!h->daemon) {
@@ -229,28 +269,24 @@ int http_fd(const struct http_server *h)
 }
 
 /* Connections past their deadline are shut down; libmicrohttpd reads the end and closes them. */
-static bool cut_late(struct http_server *h, long now_ms)
+static void cut_late(struct http_server *h, long now_ms)
 {
-    bool any = false;
-    for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
+    for (int i = 0; i < HTTP_CONNECTION_SLOTS; i++) {
         struct http_conn *k = &h->conns[i];
         if (!k->c || k->suspended || k->cut || now_ms < k->deadline_ms)
             continue;
         log_debug("http: a connection open for %d ms is cut", HTTP_CONNECTION_DEADLINE_MS);
-        if (k->fd >= 0)
-            shutdown(k->fd, SHUT_RDWR);
-        k->cut = true;
-        h->refused++;
-        any = true;
+        cut(h, k);
     }
-    return any;
 }
 
 void http_run(struct http_server *h)
 {
+    h->cut_any = false;
     MHD_run(h->daemon);
-    if (cut_late(h, monotime_ms()))
-        MHD_run(h->daemon);
+    cut_late(h, monotime_ms());
+    if (h->cut_any)
+        MHD_run(h->daemon); /* closes what was cut, so that its slot is free again */
 }
 
 long http_timeout_ms(struct http_server *h)
@@ -259,7 +295,7 @@ long http_timeout_ms(struct http_server *h)
     long now_ms = monotime_ms(), ms = -1;
     if (MHD_get_timeout(h->daemon, &mhd_ms) == MHD_YES)
         ms = mhd_ms > HTTP_MAX_SLEEP_MS ? HTTP_MAX_SLEEP_MS : (long)mhd_ms;
-    for (int i = 0; i < HTTP_CONNECTION_LIMIT; i++) {
+    for (int i = 0; i < HTTP_CONNECTION_SLOTS; i++) {
         const struct http_conn *k = &h->conns[i];
         long left;
         if (!k->c || k->suspended || k->cut)

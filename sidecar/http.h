@@ -1,7 +1,7 @@
 /* A small HTTP server for the sidecar: libmicrohttpd driven from the caller's own epoll loop (no
- * threads), every connection bounded (per address, in total, in time), and connections that must
- * wait for something suspended rather than blocking anyone. What each request gets is the
- * handler's: this module knows nothing of the sidecar. */
+ * threads), every connection bounded (in number, the oldest idle one giving way to a new one; in
+ * time), and connections that must wait for something suspended rather than blocking anyone. What
+ * each request gets is the handler's: this module knows nothing of the sidecar. */
 #ifndef RAYBOOT_SIDECAR_HTTP_H
 #define RAYBOOT_SIDECAR_HTTP_H
 
@@ -21,11 +21,7 @@ struct http_request {
     const char *method;
     const char *path;
     bool resumed; /* the handler suspended this request before and is asked again */
-    void *conn;   /* http.c's, for http_request_arg */
 };
-
-/* The request's query argument NAME, or NULL when it has none. */
-const char *http_request_arg(const struct http_request *req, const char *name);
 
 /* Fills *a, or sets *suspend to answer later (after http_resume_waiters, when it is called again
  * with req->resumed). A request that carries a body never reaches it (413). */
@@ -44,7 +40,8 @@ void http_run(struct http_server *h);
 long http_timeout_ms(struct http_server *h);
 /* Asks every suspended request again (the handler sees req->resumed). */
 void http_resume_waiters(struct http_server *h);
-/* Connections refused or cut so far: over a limit, past the deadline, or with a body. */
+/* Connections refused or cut so far: making way for a newer one, past the deadline, or with a
+ * body. */
 unsigned long http_refused(const struct http_server *h);
 void http_stop(struct http_server *h);
 

@@ -163,14 +163,14 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
     }
 }
 
-void sidecar_want_drain(struct sidecar *s, const char *trigger, long budget_ms)
+void sidecar_want_drain(struct sidecar *s, const char *trigger)
 {
     struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
     struct errbuf err;
     long now_ms = monotime_ms();
     if (s->drain_wanted || sidecar_drained(s))
         return;
-    sidecar_drain_reset(s, trigger, budget_ms, now_ms);
+    sidecar_drain_reset(s, trigger, now_ms);
     for (const char *const *e = s->envp; *e; e++) {
         if (strncmp(*e, "KUBERNETES_SERVICE_HOST=", 24) == 0)
             t.host = *e + 24;
@@ -212,7 +212,7 @@ static void on_signals(struct sidecar *s)
                  si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT", (double)budget / 1000.0);
         s->terminating = true;
         s->exit_at_ms = monotime_ms() + budget;
-        sidecar_want_drain(s, "SIGTERM", budget);
+        sidecar_want_drain(s, "SIGTERM");
     }
 }
 
@@ -290,6 +290,7 @@ int sidecar_loop(struct sidecar *s)
             next_request(s, now_ms, &wake_ms);
         if (s->drain.state == DRAIN_DONE && !s->drain_reported)
             sidecar_drain_report(s, now_ms);
+        sidecar_drain_forget_stale(s, now_ms);
         if (s->terminating && may_exit(s, now_ms, &wake_ms))
             return 0;
         if (s->in_flight != USE_NONE)

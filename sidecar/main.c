@@ -20,7 +20,6 @@
 #include "proc.h"
 #include "rayauth.h"
 #include "relro.h"
-#include "route.h"
 #include "secrets.h"
 #include "sidecar.h"
 #include "version.h"
@@ -44,15 +43,17 @@ static const char usage_text[] =
     "  GET /metrics              Prometheus text: drains, their outcome and duration, readiness\n"
     "\n"
     "Drain port (RAYBOOT_SIDECAR_DRAIN_PORT, default 8078, on 127.0.0.1: this pod only):\n"
-    "  POST /drain?deadline=SECONDS\n"
-    "                            drain this node (DrainNode, PREEMPTION) and answer when it has left\n"
-    "                            or the deadline passed (at most, and by default, RAYBOOT_GRACE_PERIOD\n"
-    "                            - 3 s). A second call waits for the same drain, a later one gets\n"
-    "                            its result; one after a drain that failed drains again.\n"
+    "  POST /drain               drain this node (DrainNode, PREEMPTION) and answer when it has left\n"
+    "                            or the deadline passed: RAYBOOT_GRACE_PERIOD - 3 s, whatever the\n"
+    "                            caller asks. A second call waits for the same drain, a later one\n"
+    "                            gets its result; one after a drain that failed drains again. A\n"
+    "                            drain the pod outlives by RAYBOOT_GRACE_PERIOD + 5 s (no deletion\n"
+    "                            followed it) is forgotten: readiness comes back, a call drains again.\n"
     "\n"
-    "rayboot-sidecar drain [--deadline=SECONDS] makes that call and prints the answer: the Ray\n"
-    "container's lifecycle.preStop.exec. Exit 0 drained (or still draining at the deadline), 1 the\n"
-    "drain could not be made, 2 usage, 75 the sidecar did not answer.\n"
+    "rayboot-sidecar drain makes that call and prints the answer: the Ray container's\n"
+    "lifecycle.preStop.exec (--deadline=SECONDS, which older manifests pass, is checked and\n"
+    "ignored). Exit 0 drained (or still draining at the deadline), 1 the drain could not be made,\n"
+    "2 usage, 75 the sidecar did not answer.\n"
     "\n"
     "On SIGTERM it drains if nobody has, waits until Ray's processes are gone when it can see them\n"
     "(shareProcessNamespace), and exits 0.\n"
@@ -136,13 +137,13 @@ static bool takes_deadline(const char *name)
     return strcmp(name, "deadline") == 0;
 }
 
-/* rayboot-sidecar drain [--deadline=SECONDS]: the client of the drain port. */
+/* rayboot-sidecar drain [--deadline=SECONDS]: the client of the drain port. --deadline is what
+ * older manifests pass: still checked, never sent (the sidecar's deadline is its own). */
 static int drain_command(int argc, char **argv, const char *const *envp)
 {
     struct flag_iter it = {argc, argv, 2};
     struct errbuf err;
     struct flag f;
-    long deadline_s = 0, ms;
     int kind, port;
     while ((kind = flag_next(&it, takes_deadline, &f, &err)) != FLAG_END) {
         if (kind < 0 || kind != FLAG_OPTION) {
@@ -158,19 +159,16 @@ static int drain_command(int argc, char **argv, const char *const *envp)
             log_error("--%.64s: unknown flag (usage: rayboot-sidecar drain [--deadline=SECONDS])", f.name);
             return EXIT_CONFIG;
         }
-        /* The same rule as the endpoint's: whole seconds, 1 s to an hour. */
-        if (route_request(ROUTE_PORT_DRAIN, "POST", "/drain", f.value ? f.value : "", &ms) != ROUTE_DRAIN) {
-            log_error("--deadline=%.40s: expected whole seconds from 1 to %d", f.value ? f.value : "",
-                      ROUTE_DEADLINE_MAX_S);
+        if (drainclient_deadline_check(f.value ? f.value : "", &err) < 0) {
+            log_error("%s", err.msg);
             return EXIT_CONFIG;
         }
-        deadline_s = ms / 1000;
     }
     if (parse_port(envp, "RAYBOOT_SIDECAR_DRAIN_PORT", SIDECAR_DEFAULT_DRAIN_PORT, &port, &err) < 0) {
         log_error("%s", err.msg);
         return EXIT_CONFIG;
     }
-    return drainclient_run(port, deadline_s);
+    return drainclient_run(port);
 }
 
 /* Ray's TLS refused and Ray's token checked at start-up, as rayboot does; the prober reads the

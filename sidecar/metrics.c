@@ -21,6 +21,9 @@ void metrics_render(const struct sidecar *s, char *out, size_t cap)
              "rayboot_sidecar_drains_finished_total{outcome=\"left\"} %lu\n"
              "rayboot_sidecar_drains_finished_total{outcome=\"deadline\"} %lu\n"
              "rayboot_sidecar_drains_finished_total{outcome=\"failed\"} %lu\n"
+             "# HELP rayboot_sidecar_drains_forgotten_total Drains no deletion of the pod followed.\n"
+             "# TYPE rayboot_sidecar_drains_forgotten_total counter\n"
+             "rayboot_sidecar_drains_forgotten_total %lu\n"
              "# HELP rayboot_sidecar_last_drain_duration_seconds How long the last finished drain took.\n"
              "# TYPE rayboot_sidecar_last_drain_duration_seconds gauge\n"
              "rayboot_sidecar_last_drain_duration_seconds %.3f\n"
@@ -30,9 +33,10 @@ void metrics_render(const struct sidecar *s, char *out, size_t cap)
              "# HELP rayboot_sidecar_drain_refused_total Requests for /drain on the probes port (not served there).\n"
              "# TYPE rayboot_sidecar_drain_refused_total counter\n"
              "rayboot_sidecar_drain_refused_total %lu\n"
-             "# HELP rayboot_sidecar_http_connections_cut_total Connections cut: past their deadline, or with a body.\n"
+             "# HELP rayboot_sidecar_http_connections_cut_total Connections cut: making way, past their deadline, or "
+             "with a body.\n"
              "# TYPE rayboot_sidecar_http_connections_cut_total counter\n"
              "rayboot_sidecar_http_connections_cut_total %lu\n",
              s->ready ? 1 : 0, s->drains_started, s->drains_left, s->drains_deadline, s->drains_failed,
-             (double)s->last_drain_ms / 1000.0, s->http_requests, s->drain_refused, cut);
+             s->drains_forgotten, (double)s->last_drain_ms / 1000.0, s->http_requests, s->drain_refused, cut);
 }

@@ -1,12 +1,7 @@
-/* Which of the sidecar's endpoints a request is for, from the port it came to, its method, path and
- * deadline argument alone: pure, so it can be unit-tested and fuzzed. What each endpoint answers is
- * endpoints.c's. */
+/* Which of the sidecar's endpoints a request is for, from the port it came to, its method and path
+ * alone: pure, so it can be unit-tested and fuzzed. What each endpoint answers is endpoints.c's. */
 #ifndef RAYBOOT_SIDECAR_ROUTE_H
 #define RAYBOOT_SIDECAR_ROUTE_H
-
-/* A drain's deadline in whole seconds; an hour is far past any grace period (the drain is cut to
- * the grace period anyway). */
-#define ROUTE_DEADLINE_MAX_S 3600
 
 /* The sidecar's two listeners. */
 enum route_port {
@@ -15,8 +10,7 @@ enum route_port {
 };
 
 enum route {
-    ROUTE_DRAIN,           /* POST /drain on the drain port (with a good deadline, if any) */
-    ROUTE_BAD_DEADLINE,    /* /drain?deadline= that is not whole seconds 1..ROUTE_DEADLINE_MAX_S: 400 */
+    ROUTE_DRAIN,           /* POST /drain on the drain port, whatever its query */
     ROUTE_DRAIN_METHOD,    /* /drain on the drain port with another method (HEAD and GET included): 405 */
     ROUTE_DRAIN_ELSEWHERE, /* /drain on the probes port, any method: 403, nothing drained */
     ROUTE_HEALTHZ,         /* GET or HEAD, probes port */
@@ -27,9 +21,6 @@ enum route {
     ROUTE_NOT_FOUND_OTHER /* another method on any other path: 404 */
 };
 
-/* deadline_arg is the request's `deadline` query argument, or NULL. For ROUTE_DRAIN, *deadline_ms
- * gets it in milliseconds, or -1 when it was not given. */
-enum route route_request(enum route_port port, const char *method, const char *path, const char *deadline_arg,
-                         long *deadline_ms);
+enum route route_request(enum route_port port, const char *method, const char *path);
 
 #endif

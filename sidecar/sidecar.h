@@ -82,6 +82,7 @@ struct sidecar {
     /* Metrics. */
     unsigned long drains_started;
     unsigned long drains_left, drains_deadline, drains_failed;
+    unsigned long drains_forgotten; /* accepted, then no deletion followed (draining.c) */
     long last_drain_ms;
     unsigned long http_requests;
     unsigned long drain_refused; /* /drain asked of the probes port */
