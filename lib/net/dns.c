@@ -1,6 +1,7 @@
 /* Name resolution with c-ares for the prober. Asks for the absolute name (trailing dot) so the
- * pod's ndots:5 search path never turns one lookup into five; backoff between attempts is
- * the caller's. A failed query is named by what the nameserver really sent (SERVFAIL, garbage,
+ * pod's ndots:5 search path never turns one lookup into five (the heads rayboot finds are fully
+ * qualified); only a single-label name, a Service in the pod's own namespace as a user writes it
+ * in RAYBOOT_HEAD_ADDRESS, goes through the search path. Backoff between attempts is the caller's. A failed query is named by what the nameserver really sent (SERVFAIL, garbage,
  * a truncated reply), not only by c-ares' "timeout" or "refused". */
 #include "dns.h"
 
@@ -105,6 +106,10 @@ int dns_resolver_init(struct dns_resolver *r, const char *root, struct errbuf *e
     r->channel = ch;
     if (have_servers && set_servers(ch, &conf, &why_no_dns) < 0)
         have_servers = 0;
+    if (have_servers && conf.nsearch > 0 && (r->search = calloc(conf.nsearch, sizeof(*r->search)))) {
+        memcpy(r->search, conf.search, conf.nsearch * sizeof(*r->search));
+        r->nsearch = conf.nsearch;
+    }
     if (!have_servers)
         snprintf(r->no_dns, sizeof(r->no_dns), "%.200s", why_no_dns.msg);
     if (fsroot_read(root, "/etc/hosts", HOSTS_FILE_MAX_BYTES, &r->hosts_text, NULL, &ignored) < 0)
@@ -117,6 +122,9 @@ void dns_resolver_free(struct dns_resolver *r)
     if (r->channel)
         ares_destroy(r->channel);
     free(r->hosts_text);
+    free(r->search);
+    r->search = NULL;
+    r->nsearch = 0;
     r->channel = NULL;
     r->hosts_text = NULL;
 }
@@ -243,6 +251,39 @@ static int query(struct dns_resolver *r, const char *absolute, int family, struc
     return q->status;
 }
 
+/* An A record, else an AAAA record, for one absolute name. */
+static int lookup(struct dns_resolver *r, const char *absolute, struct query_state *q, long deadline)
+{
+    if (query(r, absolute, AF_INET, q, deadline) == ARES_ENODATA)
+        query(r, absolute, AF_INET6, q, deadline);
+    return q->status;
+}
+
+/* A single-label name ("ray-head") under each search domain in order, as the C library tries it
+ * (the kubelet's path starts with NS.svc.<domain>), then as it is: 0 with the address at the
+ * first that answers; -1 with the failure under the first domain, the name's likeliest home. */
+static int lookup_in_search_path(struct dns_resolver *r, const char *name, struct query_state *q, long deadline,
+                                 struct errbuf *err)
+{
+    char candidate[DNS_NAME_MAX_BYTES + 2];
+    err->msg[0] = '\0';
+    for (size_t i = 0; i < r->nsearch && monotime_ms() < deadline; i++) {
+        int n = snprintf(candidate, sizeof(candidate), "%s.%s.", name, r->search[i]);
+        if (n < 0 || (size_t)n > DNS_NAME_MAX_BYTES + 1)
+            continue;
+        if (lookup(r, candidate, q, deadline) == ARES_SUCCESS)
+            return 0;
+        if (!err->msg[0])
+            errbuf_set(err, "%s for %.*s", status_reason(q), n - 1, candidate);
+    }
+    snprintf(candidate, sizeof(candidate), "%s.", name);
+    if (lookup(r, candidate, q, deadline) == ARES_SUCCESS)
+        return 0;
+    if (!err->msg[0])
+        errbuf_set(err, "%s", status_reason(q));
+    return -1;
+}
+
 int dns_resolve(struct dns_resolver *r, const char *name, long budget_ms, char addr[DNS_ADDR_MAX_BYTES],
                 struct errbuf *err)
 {
@@ -262,11 +303,14 @@ int dns_resolve(struct dns_resolver *r, const char *name, long budget_ms, char a
         return errbuf_set(err, "not a host name");
     if (r->no_dns[0])
         return errbuf_set(err, "%s", r->no_dns);
-    snprintf(absolute, sizeof(absolute), "%s%s", name, name[len - 1] == '.' ? "" : ".");
-    if (query(r, absolute, AF_INET, &q, deadline) == ARES_ENODATA)
-        query(r, absolute, AF_INET6, &q, deadline);
-    if (q.status != ARES_SUCCESS)
-        return errbuf_set(err, "%s", status_reason(&q));
+    if (!strchr(name, '.')) {
+        if (lookup_in_search_path(r, name, &q, deadline, err) < 0)
+            return -1;
+    } else {
+        snprintf(absolute, sizeof(absolute), "%s%s", name, name[len - 1] == '.' ? "" : ".");
+        if (lookup(r, absolute, &q, deadline) != ARES_SUCCESS)
+            return errbuf_set(err, "%s", status_reason(&q));
+    }
     memcpy(addr, q.addr, DNS_ADDR_MAX_BYTES);
     return 0;
 }

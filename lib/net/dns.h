@@ -1,8 +1,11 @@
-/* Resolving the head's name the way a pod would (its /etc/hosts, then its nameservers), one
- * bounded attempt at a time; retrying is the caller's policy. */
+/* Resolving the head's name the way a pod would (its /etc/hosts, then its nameservers; its search
+ * path for a single-label name), one bounded attempt at a time; retrying is the caller's policy. */
 #ifndef RAYBOOT_DNS_H
 #define RAYBOOT_DNS_H
 
+#include <stddef.h>
+
+#include "dnsname.h"
 #include "errbuf.h"
 
 #define DNS_ADDR_MAX_BYTES 46 /* INET6_ADDRSTRLEN */
@@ -11,6 +14,8 @@ struct dns_resolver {
     void *channel;    /* ares_channel */
     char *hosts_text; /* /etc/hosts as read at init, or NULL */
     char no_dns[256]; /* why DNS cannot be asked (no usable resolv.conf), or "" */
+    char (*search)[DNS_NAME_MAX_BYTES + 1]; /* resolv.conf's search path, for single-label names */
+    size_t nsearch;
 };
 
 /* Reads /etc/resolv.conf and /etc/hosts under root and sets up c-ares. Everything that opens a

@@ -131,3 +131,30 @@ def test_servfail_from_every_nameserver_is_named(run, dns, pod_root, closed_port
     assert r.wait(30) == 75, r.stderr
     assert gave_up_line(r.stderr).endswith("last: DNS: SERVFAIL (the nameserver failed to resolve the name)"), r.stderr
     assert first.asked("udp") and second.asked("udp")
+
+
+def test_a_single_label_head_goes_through_the_search_path(run, gcs, dns, pod_root, tmp_path):
+    """RAYBOOT_HEAD_ADDRESS=ray-head:6379, a Service of the pod's own namespace as users write it:
+    the name is asked under each search domain in order, as the C library does (the kubelet's
+    first is NS.svc.<domain>), and joined at the first that answers. Before, it was asked only as
+    an absolute single label ("head."), which no cluster DNS answers (on the real node: SERVFAIL,
+    for good). A name with a dot is still asked as it is, once."""
+    server = dns("answer", resolv_conf=False)
+    (pod_root / "etc" / "resolv.conf").write_text(
+        f"nameserver {server.address}\nsearch ns.svc.cluster.local rayboot.test\noptions ndots:5\n")
+    r = run(worker_env(gcs.port, RAYBOOT_HEAD_ADDRESS=f"head:{gcs.port}"))
+    r.wait_for_log("started ray", timeout=20)
+    asked = [q[1] for q in server.asked()]
+    assert asked[:2] == ["head.ns.svc.cluster.local", "head.rayboot.test"], asked
+    assert f"--address=head:{gcs.port}" in ray_started(tmp_path)["argv"]  # Ray's resolver searches too
+
+
+def test_a_single_label_head_nowhere_is_named_under_its_first_domain(run, dns, pod_root, closed_port):
+    server = dns("nxdomain", resolv_conf=False)
+    (pod_root / "etc" / "resolv.conf").write_text(
+        f"nameserver {server.address}\nsearch ns.svc.cluster.local rayboot.test\noptions ndots:5\n")
+    r = run(worker_env(closed_port, RAYBOOT_HEAD_ADDRESS=f"nohead:{closed_port}", RAYBOOT_WAIT_TIMEOUT="2"))
+    assert r.wait(10) == 75, r.stderr
+    assert "NXDOMAIN" in r.stderr and "for nohead.ns.svc.cluster.local" in r.stderr, r.stderr
+    asked = {q[1] for q in server.asked()}
+    assert {"nohead.ns.svc.cluster.local", "nohead.rayboot.test", "nohead"} <= asked, asked
