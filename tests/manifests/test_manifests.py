@@ -125,10 +125,24 @@ def test_vcjob_matches_volcano_crd(vcjob_schema, path, doc):
     jsonschema.validate(doc, vcjob_schema)
 
 
-@pytest.mark.parametrize("path,doc", vcjobs(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
+def ray_groups(doc):
+    """(name, pod spec) of each kind of pod a manifest makes: a vcjob's tasks, a RayCluster's head
+    and worker groups."""
+    if doc["kind"] == "RayCluster":
+        yield "head", doc["spec"]["headGroupSpec"]["template"]["spec"]
+        yield from ((g["groupName"], g["template"]["spec"]) for g in doc["spec"]["workerGroupSpecs"])
+    else:
+        yield from ((t["name"], t["template"]["spec"]) for t in doc["spec"]["tasks"])
+
+
+def sidecar_manifests():
+    return vcjobs() + [(p, d) for p, d in documents() if d.get("kind") == "RayCluster"]
+
+
+@pytest.mark.parametrize("path,doc", sidecar_manifests(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
 def test_sidecar_wiring(path, doc):
-    for task in doc["spec"]["tasks"]:
-        spec = task["template"]["spec"]
+    for name, spec in ray_groups(doc):
+        task = {"name": name}
         sidecars = [c for c in spec.get("initContainers", []) if c["name"] == "rayboot-sidecar"]
         assert "rayboot-sidecar" not in [c["name"] for c in spec["containers"]], \
             f"{path.name}/{task['name']}: a regular sidecar container would keep a finished pod alive"
@@ -151,14 +165,15 @@ def test_sidecar_wiring(path, doc):
 
 
 def check_drain_hook(path, task, spec, c, command):
-    """`rayboot-sidecar drain --deadline=N` from a binary the container has: on the image's PATH,
-    or copied by `rayboot install` into an emptyDir the container mounts."""
+    """`rayboot-sidecar drain` from a binary the container has: on the image's PATH, or copied by
+    `rayboot install` into an emptyDir the container mounts. No deadline is passed (the sidecar
+    derives it from RAYBOOT_GRACE_PERIOD, which must be the pod's grace period)."""
     where = f"{path.name}/{task['name']}/{c['name']}"
-    assert len(command) == 3 and command[1:2] == ["drain"], f"{where}: preStop {command}"
-    m = re.fullmatch(r"--deadline=(\d+)", command[2])
-    assert m, f"{where}: preStop {command}"
-    assert spec["terminationGracePeriodSeconds"] > int(m.group(1)), \
-        f"{where}: the grace period must outlast the drain deadline"
+    assert command[1:] == ["drain"], f"{where}: preStop {command}"
+    (sidecar,) = [s for s in spec["initContainers"] if s["name"] == "rayboot-sidecar"]
+    grace = {e["name"]: e.get("value") for e in sidecar["env"]}.get("RAYBOOT_GRACE_PERIOD")
+    assert grace == str(spec["terminationGracePeriodSeconds"]), \
+        f"{where}: the sidecar's RAYBOOT_GRACE_PERIOD {grace} is not the pod's grace period"
     if command[0] == DRAIN_CLIENTS.get(c["image"]):
         return
     directory, _, name = command[0].rpartition("/")
@@ -203,6 +218,8 @@ def job_pod_labels(doc):
         return {"leaderworkerset.sigs.k8s.io/name": doc["metadata"]["name"]}
     if doc["kind"] == "JobSet":
         return {"jobset.sigs.k8s.io/jobset-name": doc["metadata"]["name"]}
+    if doc["kind"] == "RayCluster":
+        return {"ray.io/cluster": doc["metadata"]["name"]}
     return {"batch.kubernetes.io/job-name": doc["metadata"]["name"]}
 
 
@@ -211,7 +228,7 @@ def matches(selector, labels):
     return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
 
 
-JOB_KINDS = ("Job", "LeaderWorkerSet", "JobSet")
+JOB_KINDS = ("Job", "LeaderWorkerSet", "JobSet", "RayCluster")
 
 
 @pytest.mark.parametrize("path", sorted({p for p, d in documents() if d.get("kind") in JOB_KINDS}),
@@ -256,6 +273,8 @@ def pod_specs():
             yield from ((path, t["spec"]) for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t)
         elif doc.get("kind") == "JobSet":
             yield from ((path, r["template"]["spec"]["template"]["spec"]) for r in doc["spec"]["replicatedJobs"])
+        elif doc.get("kind") == "RayCluster":
+            yield from ((path, spec) for _, spec in ray_groups(doc))
 
 
 def test_every_pod_is_restricted():

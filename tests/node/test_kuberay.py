@@ -5,10 +5,13 @@ a KubeRay that works here, and record what it does where rayboot differs (an evi
 
 The sample runs as KubeRay ships it, without Ray's token (its samples set none) and outside Pod
 Security "restricted" (they set no security context); only the image, the rayVersion and the CPU
-requests change (kuberay.sample_cluster)."""
+requests change (kuberay.sample_cluster). Ours, k8s/kuberay/ray-cluster.yaml (KubeRay's pods with
+rayboot-sidecar beside Ray), runs as shipped, with the token and under "restricted", changed only
+as test_shipped_manifests changes every manifest (CPU requests)."""
 import time
 
-from test_shipped_manifests import SQUARES, gcs_recorder, job_configmap, node_record, pod_logs
+from test_shipped_manifests import (SQUARES, apply, apply_rbac_if_used, for_this_node, gcs_recorder, job_configmap,
+                                    load, node_record, pod_logs)
 
 JOB_MOUNT = {"name": "user-job", "mountPath": "/home/ray/job.py", "subPath": "job.py", "readOnly": True}
 
@@ -38,7 +41,21 @@ def _wait_whole(node, namespace, name, count, timeout=300):
     try:
         return node.wait(f"{count} Ray pods of {name} Ready", whole, timeout, interval=0.5)
     except TimeoutError as e:
-        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+        raise AssertionError(f"{e}\n{_init_states(node, namespace)}\n{pod_logs(node, namespace)}") from None
+
+
+def _init_states(node, namespace):
+    """Each pod's init containers, their state and their log: where a pod that never started
+    stopped."""
+    out = []
+    for p in node.pods(namespace):
+        for st in p["status"].get("initContainerStatuses", []):
+            try:
+                log = node.log(namespace, p["metadata"]["name"], st["name"])[-1500:]
+            except Exception as e:  # noqa: BLE001 - a log we cannot read is still worth naming
+                log = str(e)
+            out.append(f"--- {p['metadata']['name']}/{st['name']} (init): {st.get('state')}\n{log}")
+    return "\n".join(out)
 
 
 def _start(node, namespace, kuberay, workers):
@@ -114,3 +131,43 @@ def test_kuberay_evicted_worker_without_sidecar(node, namespace, kuberay):
         return [p for p in _ray_pods(node, namespace, name)
                 if p["metadata"]["labels"].get("ray.io/node-type") == "worker" and p["metadata"]["name"] != victim_name]
     node.wait("KubeRay's replacement worker", replaced, 60)
+
+
+def test_kuberay_with_the_sidecar_drains_an_evicted_worker(node, restricted_namespace, kuberay):
+    """k8s/kuberay/ray-cluster.yaml on the real operator: KubeRay makes the pods and runs its own
+    `ray start` (its wait-gcs-ready init container included), with Ray's token and under Pod
+    Security "restricted"; every pod is Ready through the sidecar's /readyz (its node ALIVE in
+    the GCS). A worker evicted through the Eviction API is drained by its preStop hook through the
+    sidecar: the GCS records AUTOSCALER_DRAIN_PREEMPTED, and the sidecar's termination message names
+    EvictionByEvictionAPI and the preStop, which Ray alone cannot tell."""
+    namespace = restricted_namespace
+    docs = [for_this_node(d, namespace) for d in load("kuberay/ray-cluster.yaml")]
+    apply_rbac_if_used(node, namespace, docs)
+    node.create(job_configmap(namespace))
+    t0 = time.monotonic()
+    apply(node, namespace, docs)
+    (name,) = [d["metadata"]["name"] for d in docs if d["kind"] == "RayCluster"]
+    pods = _wait_whole(node, namespace, name, 3)
+    print(f"kuberay+sidecar: {name} with 2 workers Ready in {time.monotonic() - t0:.1f} s")
+    workers = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "worker"]
+    inits = [c["name"] for c in workers[0]["spec"]["initContainers"]]
+    assert inits == ["install-rayboot", "rayboot-sidecar", "wait-gcs-ready"], inits
+    gcs_recorder(node, namespace, f"{name}-head-svc:6379")
+    victim, victim_ip = workers[0]["metadata"]["name"], workers[0]["status"]["podIP"]
+    node.wait("the worker ALIVE in the GCS's table",
+              lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
+
+    t0 = time.monotonic()
+    node.evict(namespace, victim)
+    last = node.follow_pod_until_gone(namespace, victim, 120)
+    gone = time.monotonic() - t0
+    mine = [r for r in node_record(node, namespace) if r[0] == victim_ip]
+    assert mine and mine[-1][1:3] == ["DEAD", "AUTOSCALER_DRAIN_PREEMPTED"], node_record(node, namespace)
+    sidecar = [c for c in last["status"].get("initContainerStatuses", []) if c["name"] == "rayboot-sidecar"][0]
+    terminated = sidecar["state"].get("terminated") or sidecar.get("lastState", {}).get("terminated")
+    assert terminated and "EvictionByEvictionAPI" in terminated.get("message", ""), last["status"]
+    assert "on preStop" in terminated.get("message", ""), terminated
+    ray = [c for c in last["status"].get("containerStatuses", []) if c["name"] == "ray-worker"][0]
+    ended = ray["state"].get("terminated") or ray.get("lastState", {}).get("terminated") or {}
+    print(f"kuberay+sidecar: evicted worker gone in {gone:.1f} s; container exit {ended.get('exitCode')} "
+          f"({ended.get('reason')}); GCS: {' '.join(mine[-1][1:3])}")

@@ -94,6 +94,9 @@ def _pod_specs(doc):
         return [t["spec"] for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t]
     if doc["kind"] == "JobSet":
         return [r["template"]["spec"]["template"]["spec"] for r in doc["spec"]["replicatedJobs"]]
+    if doc["kind"] == "RayCluster":
+        return [doc["spec"]["headGroupSpec"]["template"]["spec"]] + \
+            [g["template"]["spec"] for g in doc["spec"]["workerGroupSpecs"]]
     return []
 
 
