@@ -9,11 +9,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "monotime.h"
 #include "sandbox.h"
 #include "scrub.h"
 #include "secrets.h"
@@ -22,6 +24,18 @@
 #define CONTROL_SERVING 'S'
 #define CONTROL_FINISHED 'F'
 
+/* A held connection is let go after this long: a worker whose node vanished without a FIN
+ * would otherwise keep its slot and descriptor for the whole job, and so would a stranger's idle
+ * one. A live worker takes it up again at once (init/rdvwatch.h, lib/ray/gcswait.c). */
+#define RENDEZVOUS_HOLD_MS (60L * 60 * 1000)
+/* After an accept4 that failed for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS,
+ * ENOMEM), the listener is left alone this long: it stays readable, and polling it again at once
+ * spun the child at 90% of a CPU (issue 28). Workers in the backlog wait that much longer. */
+#define RENDEZVOUS_ACCEPT_PAUSE_MS 200
+/* Descriptors kept free below RLIMIT_NOFILE: stdio, the listener, the control socket and the
+ * one accept4 that makes room by evicting the oldest held connection. */
+#define RENDEZVOUS_SPARE_FDS 8
+
 /* The child's allowlist: what its loop calls, nothing more (no open, no connect, no read of a
  * worker's bytes: recv is for the control socket). */
 static const struct sandbox_rule rendezvous_rules[] = {
@@ -29,7 +43,8 @@ static const struct sandbox_rule rendezvous_rules[] = {
     SANDBOX_ALLOW(accept4),         /* a worker's connection, non-blocking */
     SANDBOX_ALLOW(sendto),          /* send(2): the message, MSG_NOSIGNAL */
     SANDBOX_ALLOW(recvfrom),        /* recv(2) on the control socket only */
-    SANDBOX_ALLOW(close),           /* a connection told, or hung up */
+    SANDBOX_ALLOW(close),           /* a connection told, hung up, evicted or held too long */
+    SANDBOX_ALLOW(clock_gettime),   /* the holds' and the pause's deadlines: the vDSO, a syscall without one */
     SANDBOX_ALLOW(restart_syscall), /* a poll stopped by SIGSTOP and continued */
     SANDBOX_ALLOW(munmap),          /* the filter's own memory, freed once it is loaded (seccomp_release) */
     SANDBOX_ALLOW(exit_group),      /* _exit(2) */
@@ -43,8 +58,11 @@ struct holder {
     int listen_fd;
     int control_fd;
     enum holder_state state;
+    size_t cap;           /* RENDEZVOUS_MAX_HELD, or fewer when RLIMIT_NOFILE is lower */
+    long paused_until_ms; /* the listener is not polled before then (an accept4 failed) */
     size_t held;
     int fds[RENDEZVOUS_MAX_HELD];
+    long since_ms[RENDEZVOUS_MAX_HELD]; /* when each was accepted: the oldest is evicted */
     struct pollfd pfds[RENDEZVOUS_MAX_HELD + 2];
 };
 
@@ -70,31 +88,53 @@ static void say_finished_and_close(int fd)
 static void drop_held(struct holder *h, size_t i)
 {
     close(h->fds[i]);
-    h->fds[i] = h->fds[--h->held];
+    h->held--;
+    h->fds[i] = h->fds[h->held];
+    h->since_ms[i] = h->since_ms[h->held];
 }
 
-/* A new connection: held while there is a slot (told SERVING first once the GCS serves). With no
- * slot left after SERVING, or once finished, it is told what is known and closed: its worker
- * polls (its watch is lost) or leaves. */
-static void take(struct holder *h, int fd)
+/* The oldest held connection gives way: a full house never locks a later worker out, and a
+ * stranger's connections are the first to go once others come. */
+static void evict_oldest(struct holder *h)
+{
+    size_t oldest = 0;
+    for (size_t i = 1; i < h->held; i++)
+        if (h->since_ms[i] < h->since_ms[oldest])
+            oldest = i;
+    drop_held(h, oldest);
+}
+
+/* A new connection: held (told SERVING first once the GCS serves), the oldest evicted when all
+ * slots are taken. Once finished, it is told both lines and closed. */
+static void take(struct holder *h, int fd, long now_ms)
 {
     if (h->state != HOLD_WAITING)
         say_serving(fd);
-    if (h->state == HOLD_FINISHED)
+    if (h->state == HOLD_FINISHED) {
         say_finished_and_close(fd);
-    else if (h->held < RENDEZVOUS_MAX_HELD)
-        h->fds[h->held++] = fd;
-    else
-        close(fd);
+        return;
+    }
+    if (h->held >= h->cap)
+        evict_oldest(h);
+    h->fds[h->held] = fd;
+    h->since_ms[h->held++] = now_ms;
 }
 
 static void accept_all(struct holder *h)
 {
-    while (h->state != HOLD_WAITING || h->held < RENDEZVOUS_MAX_HELD) {
+    for (;;) {
         int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return; /* EAGAIN, or a connection reset before it was accepted */
-        take(h, fd);
+        if (fd >= 0) {
+            take(h, fd, monotime_ms());
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED)
+            continue; /* a connection reset before it was accepted: the next one may be there */
+        /* EAGAIN: all taken. Anything else (no descriptor, no memory) leaves the listener readable:
+         * it is let alone for a while instead of polled again at once. */
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            h->paused_until_ms = monotime_ms() + RENDEZVOUS_ACCEPT_PAUSE_MS;
+        return;
     }
 }
 
@@ -115,21 +155,38 @@ static void control(struct holder *h, char c)
     }
 }
 
+/* Closes the connections held RENDEZVOUS_HOLD_MS; returns how long until the next is due (-1:
+ * none held), capped by the listener's pause. */
+static int expire_held(struct holder *h, long now_ms)
+{
+    long next = -1;
+    for (size_t i = h->held; i-- > 0;) {
+        long left = h->since_ms[i] + RENDEZVOUS_HOLD_MS - now_ms;
+        if (left <= 0)
+            drop_held(h, i);
+        else if (next < 0 || left < next)
+            next = left;
+    }
+    if (h->paused_until_ms > now_ms && (next < 0 || h->paused_until_ms - now_ms < next))
+        next = h->paused_until_ms - now_ms;
+    return (int)next;
+}
+
 static void hold_loop(struct holder *h)
 {
     for (;;) {
         size_t n = 0, first_held;
-        /* Waiting, a full house leaves later workers in the backlog (they poll by their timeout);
-         * after SERVING every connection is answered. */
-        bool listening = h->state != HOLD_WAITING || h->held < RENDEZVOUS_MAX_HELD;
+        long now = monotime_ms();
+        int timeout_ms = expire_held(h, now);
+        bool listening = now >= h->paused_until_ms;
         h->pfds[n++] = (struct pollfd){h->control_fd, POLLIN, 0};
         if (listening)
             h->pfds[n++] = (struct pollfd){h->listen_fd, POLLIN, 0};
         first_held = n;
         for (size_t i = 0; i < h->held; i++)
             h->pfds[n++] = (struct pollfd){h->fds[i], POLLIN, 0};
-        if (poll(h->pfds, n, -1) < 0)
-            continue; /* EINTR */
+        if (poll(h->pfds, n, timeout_ms) <= 0)
+            continue; /* EINTR, or a deadline: looked at again above */
         /* Held connections first, from the last: a dropped one's slot takes one already looked at. */
         for (size_t i = h->held; i-- > 0;)
             if (h->pfds[first_held + i].revents)
@@ -147,17 +204,31 @@ static void hold_loop(struct holder *h)
     }
 }
 
+/* As many connections as RLIMIT_NOFILE leaves room for: a full house evicts its oldest instead
+ * of meeting EMFILE. Read before the filter, which has no prlimit64. */
+static size_t held_cap(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= RENDEZVOUS_MAX_HELD + RENDEZVOUS_SPARE_FDS)
+        return RENDEZVOUS_MAX_HELD;
+    return rl.rlim_cur > RENDEZVOUS_SPARE_FDS ? (size_t)(rl.rlim_cur - RENDEZVOUS_SPARE_FDS) : 1;
+}
+
 static struct holder holder; /* static: the confined child allocates nothing */
 
 static void child_main(int listen_fd, int control_fd)
 {
     struct errbuf err;
+    size_t cap;
     scrub_fds_but(listen_fd, control_fd);
+    cap = held_cap();
     if (secrets_shed(&err) < 0 ||
         sandbox_confine_only(rendezvous_rules, sizeof(rendezvous_rules) / sizeof(rendezvous_rules[0]), &err) < 0)
         _exit(1);
     holder.listen_fd = listen_fd;
     holder.control_fd = control_fd;
+    holder.cap = cap;
     hold_loop(&holder);
 }
 

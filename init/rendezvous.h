@@ -1,7 +1,8 @@
 /* The rendezvous (issue 20): the head's rayboot tells its waiting workers the moment its GCS
  * serves, and its joined workers the moment its command ends. A child of the head's rayboot,
  * confined by its own seccomp filter, accepts and holds up to RENDEZVOUS_MAX_HELD connections on
- * a TCP port of ours and reads nothing from them; when told the GCS is SERVING it writes
+ * a TCP port of ours (the oldest gives way to a new one when all are taken, and none is held
+ * longer than an hour) and reads nothing from them; when told the GCS is SERVING it writes
  * RENDEZVOUS_MESSAGE to each held connection and to every later one, and keeps them; when told
  * the command FINISHED it writes RENDEZVOUS_FINISHED_MESSAGE to each and closes them (later ones
  * get both lines and are closed). Waiting workers (the prober, lib/ray/gcswait.c) let go after

@@ -4,6 +4,7 @@ offers none polls as before; the head's listening child is confined by its own s
 Real processes: two rayboots (head and worker) and fake GCSes that turn SERVING when told."""
 import os
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ import time
 import pytest
 
 from fake_gcs import HEALTH
-from procs import free_port, log_ts, rendezvous_pid
+from procs import eventually, free_port, log_ts, rendezvous_pid
 
 MESSAGE = b"RAYBOOT-RDV/1 SERVING\n"
 
@@ -307,3 +308,75 @@ def test_rendezvous_child_is_confined(run, gcs):
     head.proc.send_signal(signal.SIGTERM)
     head.wait(15)
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def cpu_share(pid: int, seconds: float = 3.0) -> float:
+    """The share of one CPU pid used over the next `seconds` (utime + stime from /proc/PID/stat)."""
+    def ticks():
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # stat's 14th and 15th fields
+    t0, c0 = time.monotonic(), ticks()
+    time.sleep(seconds)
+    return (ticks() - c0) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0)
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.fixture
+def many_fds():
+    """This test process may hold a few thousand sockets."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 4096
+    if hard != resource.RLIM_INFINITY and hard < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, want))  # root
+    elif soft == resource.RLIM_INFINITY or soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def flood(port: int, n: int) -> list:
+    return [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(n)]
+
+
+@pytest.mark.parametrize("how", ["rayboot-started-at-1024", "limit-lowered-to-64-under-it"])
+def test_out_of_descriptors_the_listener_does_not_spin(run, gcs, many_fds, how):
+    """Issue 28: ~1,100 idle connections took every descriptor of the rendezvous child; accept4
+    failed with EMFILE, the listener stayed readable and the child polled it again at once, at
+    90-94% of a CPU. Now a full house evicts its oldest connection (the slots are as many as
+    RLIMIT_NOFILE leaves room for), and an accept4 that fails all the same (here: the child's limit
+    lowered under it, after it counted its slots) leaves the listener alone for 200 ms. The child
+    stays under 10% of a CPU over 3 s (it was ~90%), and once the flood is gone a new worker is
+    told SERVING as before."""
+    rdv = free_port()
+    gcs.serving = False
+    if how == "rayboot-started-at-1024":
+        head = run(head_env(gcs, rdv), wrap=("prlimit", "--nofile=1024:4096", "--"))
+        pid = rendezvous_pid(head)
+        conns = flood(rdv, 1100)
+        eventually(lambda: open_fds(pid) >= 1000, timeout=30)
+    else:
+        head = run(head_env(gcs, rdv))
+        pid = rendezvous_pid(head)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (64, 4096))
+        conns = flood(rdv, 200)
+        eventually(lambda: open_fds(pid) >= 60, timeout=30)
+    share = cpu_share(pid)
+    print(f"{how}: the rendezvous child used {share * 100:.1f}% of a CPU over 3 s holding "
+          f"{open_fds(pid)} descriptors, with {len(conns)} connections open")
+    assert share < 0.10, f"the rendezvous child spun at {share * 100:.0f}% of a CPU"
+    if how == "rayboot-started-at-1024":
+        # The oldest gave way (the head closed it); the newest is held.
+        conns[0].settimeout(5)
+        assert conns[0].recv(100) == b"", "the oldest connection was not evicted"
+    for c in conns:
+        c.close()
+    gcs.serving = True
+    head.wait_for_log("is SERVING")
+    fresh = socket.create_connection(("127.0.0.1", rdv), timeout=10)
+    fresh.settimeout(10)
+    assert fresh.recv(100) == MESSAGE
+    fresh.close()
+    assert "SIGSYS" not in head.stderr and "the rendezvous (pid" not in head.stderr, head.stderr
