@@ -282,17 +282,33 @@ int pod_join_head(struct pod *p)
     return 0;
 }
 
-void pod_rendezvous_start(struct pod *p)
+int pod_rendezvous_start(struct pod *p)
 {
     struct errbuf err;
+    int rc;
     if (p->settings.rendezvous_port == 0)
-        return;
-    if (rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, &err) < 0) {
-        log_warn("no rendezvous for the workers (%s): they poll the GCS", err.msg);
-        return;
+        return 0;
+    rc = rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, &err);
+    if (rc == RENDEZVOUS_NO_PORT) {
+        /* Whoever holds the port would be the workers' rendezvous: they would take its word. */
+        log_error("RAYBOOT_RENDEZVOUS_PORT=%d: the head's rendezvous cannot listen there (%s): another process holds "
+                  "it, and the workers would trust what it says; free the port, or set RAYBOOT_RENDEZVOUS_PORT to a "
+                  "free port on every pod of the job (0: no rendezvous)",
+                  p->settings.rendezvous_port, err.msg);
+        pod_end_reason(p, "RAYBOOT_RENDEZVOUS_PORT=%d: the port cannot be had (%s)", p->settings.rendezvous_port,
+                       err.msg);
+        p->exit_code = EXIT_CONFIG;
+        return -1;
+    }
+    if (rc < 0) {
+        log_error("cannot start the head's rendezvous: %s", err.msg);
+        pod_end_reason(p, "cannot start the head's rendezvous: %s", err.msg);
+        p->exit_code = EXIT_SOFTWARE;
+        return -1;
     }
     log_info("rendezvous on port %d (pid %d): the workers waiting there are told when the GCS serves",
              p->settings.rendezvous_port, (int)p->rendezvous.pid);
+    return 0;
 }
 
 void pod_rendezvous_serving(struct pod *p)

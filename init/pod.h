@@ -112,9 +112,10 @@ void pod_note_cluster_id(struct pod *p);
  * cluster id is noted. Returns -1 when Ray was not started (exit_code and the end reason say
  * why), 0 when it was (p->stopping when it is already being stopped). */
 int pod_join_head(struct pod *p);
-/* The head: its rendezvous listens (RAYBOOT_RENDEZVOUS_PORT; 0: none); a port it cannot have is
- * logged, and its workers poll. pod_rendezvous_serving tells the waiting workers. */
-void pod_rendezvous_start(struct pod *p);
+/* The head: its rendezvous listens (RAYBOOT_RENDEZVOUS_PORT; 0: none). A port it cannot have is
+ * the pod's end before Ray starts (-1, exit_code 2 and the reason set): whatever holds it would
+ * speak to the workers. pod_rendezvous_serving tells the waiting workers. */
+int pod_rendezvous_start(struct pod *p);
 void pod_rendezvous_serving(struct pod *p);
 /* Waits (bounded by RAYBOOT_WORKERS_TIMEOUT) for the expected workers in the GCS at gcs_addr. */
 void pod_wait_workers(struct pod *p, const char *gcs_addr);

@@ -232,37 +232,53 @@ static void child_main(int listen_fd, int control_fd)
     hold_loop(&holder);
 }
 
-static int listen_on(int port, struct errbuf *err)
+/* A listening socket of family on every address, or -1 with errno. */
+static int listen_family(int family, int port)
 {
-    struct sockaddr_in6 a6;
-    struct sockaddr_in a4;
-    int one = 1, zero = 0;
-    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    memset(&a6, 0, sizeof(a6));
-    memset(&a4, 0, sizeof(a4));
-    if (fd >= 0) {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int one = 1, zero = 0, e;
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    memset(&ss, 0, sizeof(ss));
+    if (family == AF_INET6) {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
         /* One socket for both families: a worker may reach the head over either. */
         (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)port);
-        a6.sin6_addr = in6addr_any;
-        if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0 && listen(fd, RENDEZVOUS_MAX_HELD) == 0)
-            return fd;
-        close(fd);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        a6->sin6_addr = in6addr_any;
+        len = sizeof(*a6);
+    } else {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        len = sizeof(*a4);
     }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0); /* a pod without IPv6 */
-    if (fd < 0)
-        return errbuf_set(err, "socket: %s", strerror(errno));
     (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons((uint16_t)port);
-    a4.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) < 0 || listen(fd, RENDEZVOUS_MAX_HELD) < 0) {
-        int e = errno;
-        close(fd);
-        return errbuf_set(err, "port %d: %s", port, strerror(e));
-    }
+    if (bind(fd, (struct sockaddr *)&ss, len) == 0 && listen(fd, RENDEZVOUS_MAX_HELD) == 0)
+        return fd;
+    e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
+/* IPv4 alone only in a pod without IPv6: a port taken on either family (a process that bound
+ * [::1]:8079, or 0.0.0.0:8079) is refused, never worked around, or the workers that reach the
+ * head over that family would hear whoever holds it (issue 28). */
+static int listen_on(int port, struct errbuf *err)
+{
+    int fd = listen_family(AF_INET6, port);
+    if (fd >= 0)
+        return fd;
+    if (errno != EAFNOSUPPORT && errno != EADDRNOTAVAIL && errno != EPROTONOSUPPORT)
+        return errbuf_set(err, "port %d: %s", port, strerror(errno));
+    fd = listen_family(AF_INET, port);
+    if (fd < 0)
+        return errbuf_set(err, "port %d: %s", port, strerror(errno));
     return fd;
 }
 
@@ -274,7 +290,7 @@ int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
     r->fd = -1;
     listen_fd = listen_on(port, err);
     if (listen_fd < 0)
-        return -1;
+        return RENDEZVOUS_NO_PORT;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         close(listen_fd);
         return errbuf_set(err, "socketpair: %s", strerror(errno));

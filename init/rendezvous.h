@@ -24,8 +24,13 @@ struct rendezvous {
     int fd;    /* the control socket; -1: none */
 };
 
-/* Binds port on every address, then forks the child that holds the connections. -1 with a
- * message when the port cannot be had (the head goes on; its workers poll). */
+/* rendezvous_start's failures: the port cannot be had (taken by another process, or not ours to
+ * bind), or the child could not be made. */
+#define RENDEZVOUS_NO_PORT (-2)
+#define RENDEZVOUS_FAILED (-1)
+
+/* Binds port on every address, then forks the child that holds the connections. 0, or one of the
+ * failures above with a message. */
 int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err);
 
 /* The GCS is SERVING: the child writes the message to every held and later connection, and keeps

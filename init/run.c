@@ -58,9 +58,9 @@ static int start_head(struct pod *pod)
 {
     struct errbuf err;
     enum wait_result res;
-    /* Listening before Ray starts: workers that come early hold a connection, not a poll. */
-    pod_rendezvous_start(pod);
-    if (pod_start_ray(pod) < 0)
+    /* Listening before Ray starts: workers that come early hold a connection, not a poll; a
+     * port taken ends the pod before anything runs. */
+    if (pod_rendezvous_start(pod) < 0 || pod_start_ray(pod) < 0)
         return -1;
     res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, false, &err);
     /* The workers first (its own Health/Check said SERVING), then its own version read: every

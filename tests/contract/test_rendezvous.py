@@ -380,3 +380,29 @@ def test_out_of_descriptors_the_listener_does_not_spin(run, gcs, many_fds, how):
     assert fresh.recv(100) == MESSAGE
     fresh.close()
     assert "SIGSYS" not in head.stderr and "the rendezvous (pid" not in head.stderr, head.stderr
+
+
+@pytest.mark.parametrize("addr", ["127.0.0.1", "::1"])
+def test_a_taken_port_ends_the_head_with_exit_2(run, gcs, tmp_path, addr):
+    """Issue 28: whatever listens on the head's rendezvous port would be its workers' rendezvous
+    (a worker takes its SERVING and FINISHED). The head only warned and went on; from [::1] it even
+    listened on IPv4 alone beside the stranger. Now it exits 2 before Ray starts, naming the port
+    and RAYBOOT_RENDEZVOUS_PORT."""
+    rdv = free_port()
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    stranger = socket.socket(family, socket.SOCK_STREAM)
+    if family == socket.AF_INET6:
+        stranger.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    try:
+        stranger.bind((addr, rdv))
+        stranger.listen()
+        head = run(head_env(gcs, rdv))
+        try:
+            code = head.wait(15)
+        except subprocess.TimeoutExpired:
+            code = None
+        assert code == 2, head.stderr
+        assert f"RAYBOOT_RENDEZVOUS_PORT={rdv}" in head.stderr and "Address in use" in head.stderr, head.stderr
+        assert not (tmp_path / "ray.log").exists(), head.stderr
+    finally:
+        stranger.close()
