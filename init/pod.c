@@ -39,6 +39,7 @@ void pod_free(struct pod *p)
     prober_stop(&p->prober);
     rendezvous_stop(&p->rendezvous);
     rdvwatch_stop(&p->watch);
+    hmac_wipe(&p->rdv_key, sizeof(p->rdv_key));
     if (p->sigfd >= 0)
         close(p->sigfd);
     p->sigfd = -1;
@@ -288,7 +289,7 @@ int pod_rendezvous_start(struct pod *p)
     int rc;
     if (p->settings.rendezvous_port == 0)
         return 0;
-    rc = rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, &err);
+    rc = rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, p->rdv_keyed ? &p->rdv_key : NULL, &err);
     if (rc == RENDEZVOUS_NO_PORT) {
         /* Whoever holds the port would be the workers' rendezvous: they would take its word. */
         log_error("RAYBOOT_RENDEZVOUS_PORT=%d: the head's rendezvous cannot listen there (%s): another process holds "

@@ -1,6 +1,8 @@
-/* The rendezvous' listening child (the head). The child reads nothing from the network: it
- * accepts, holds, writes two fixed messages (SERVING, then FINISHED) and closes; a byte from a
- * worker, or its hanging up, only closes that connection. docs/security.md (ports). */
+/* The rendezvous' listening child (the head). It accepts, holds, writes SERVING then FINISHED and
+ * closes. Without Ray's token the messages are fixed and nothing is read: a byte from a worker,
+ * or its hanging up, only closes that connection. With it, the one thing read is a worker's hello
+ * (its nonce, bounded and parsed by rdvauth.c), and each answer is tagged for that nonce; anything
+ * more closes the connection. docs/security.md (ports). */
 #include "rendezvous.h"
 
 #include <errno.h>
@@ -16,13 +18,17 @@
 #include <unistd.h>
 
 #include "monotime.h"
+#include "rdvauth.h"
 #include "sandbox.h"
 #include "scrub.h"
 #include "secrets.h"
 
-/* The control socket's messages: the GCS is SERVING; the head's command has FINISHED. */
+/* The control socket's messages: the GCS is SERVING; the head's command has FINISHED; the
+ * cluster's id (the byte, then the id) for FINISHED's tag. */
 #define CONTROL_SERVING 'S'
 #define CONTROL_FINISHED 'F'
+#define CONTROL_CLUSTER_ID 'C'
+#define CONTROL_MAX_BYTES (1 + RDVAUTH_CLUSTER_ID_MAX_BYTES)
 
 /* A held connection is let go after this long: a worker whose node vanished without a FIN
  * would otherwise keep its slot and descriptor for the whole job, and so would a stranger's idle
@@ -42,7 +48,7 @@ static const struct sandbox_rule rendezvous_rules[] = {
     SANDBOX_ALLOW(poll),            /* the loop's one wait: control socket, listening socket, held ones */
     SANDBOX_ALLOW(accept4),         /* a worker's connection, non-blocking */
     SANDBOX_ALLOW(sendto),          /* send(2): the message, MSG_NOSIGNAL */
-    SANDBOX_ALLOW(recvfrom),        /* recv(2) on the control socket only */
+    SANDBOX_ALLOW(recvfrom),        /* recv(2): the control socket; with a token, a worker's hello */
     SANDBOX_ALLOW(close),           /* a connection told, hung up, evicted or held too long */
     SANDBOX_ALLOW(clock_gettime),   /* the holds' and the pause's deadlines: the vDSO, a syscall without one */
     SANDBOX_ALLOW(restart_syscall), /* a poll stopped by SIGSTOP and continued */
@@ -54,15 +60,26 @@ static const struct sandbox_rule rendezvous_rules[] = {
  * command finished (each told both and closed). */
 enum holder_state { HOLD_WAITING, HOLD_SERVING, HOLD_FINISHED };
 
+/* A held connection: with a key, answered only once its hello (the nonce) is whole. */
+struct conn {
+    int fd;
+    long since_ms; /* when it was accepted: the oldest is evicted */
+    bool greeted;  /* its nonce is known (always true without a key: nothing is waited for) */
+    uint8_t got;   /* bytes of the hello read so far */
+    char hello[RDVAUTH_HELLO_BYTES];
+    uint8_t nonce[RDVAUTH_NONCE_BYTES];
+};
+
 struct holder {
     int listen_fd;
     int control_fd;
     enum holder_state state;
+    const struct hmac_sha256_key *key; /* Ray's token's, or NULL: version 1's fixed messages */
+    char cluster_id[RDVAUTH_CLUSTER_ID_MAX_BYTES];
     size_t cap;           /* RENDEZVOUS_MAX_HELD, or fewer when RLIMIT_NOFILE is lower */
     long paused_until_ms; /* the listener is not polled before then (an accept4 failed) */
     size_t held;
-    int fds[RENDEZVOUS_MAX_HELD];
-    long since_ms[RENDEZVOUS_MAX_HELD]; /* when each was accepted: the oldest is evicted */
+    struct conn conns[RENDEZVOUS_MAX_HELD];
     struct pollfd pfds[RENDEZVOUS_MAX_HELD + 2];
 };
 
@@ -72,25 +89,36 @@ static void say(int fd, const char *message, size_t len)
     (void)!send(fd, message, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void say_serving(int fd)
+/* SERVING or FINISHED to one greeted connection: tagged for its nonce with a key, fixed without. */
+static void tell(const struct holder *h, const struct conn *c, enum rendezvous_parse_result what)
 {
-    static const char message[] = RENDEZVOUS_MESSAGE;
-    say(fd, message, sizeof(message) - 1);
-}
-
-static void say_finished_and_close(int fd)
-{
-    static const char message[] = RENDEZVOUS_FINISHED_MESSAGE;
-    say(fd, message, sizeof(message) - 1);
-    close(fd);
+    static const char serving[] = RENDEZVOUS_MESSAGE, finished[] = RENDEZVOUS_FINISHED_MESSAGE;
+    char answer[RDVAUTH_ANSWER_MAX_BYTES];
+    if (h->key)
+        say(c->fd, answer, rdvauth_answer(h->key, c->nonce, what, h->cluster_id, answer));
+    else if (what == RENDEZVOUS_SERVING)
+        say(c->fd, serving, sizeof(serving) - 1);
+    else
+        say(c->fd, finished, sizeof(finished) - 1);
 }
 
 static void drop_held(struct holder *h, size_t i)
 {
-    close(h->fds[i]);
-    h->held--;
-    h->fds[i] = h->fds[h->held];
-    h->since_ms[i] = h->since_ms[h->held];
+    close(h->conns[i].fd);
+    h->conns[i] = h->conns[--h->held];
+}
+
+/* What a greeted connection is owed now: SERVING once the GCS serves; both, and closed, once the
+ * command finished. */
+static void tell_what_is_known(struct holder *h, size_t i)
+{
+    if (h->state == HOLD_WAITING)
+        return;
+    tell(h, &h->conns[i], RENDEZVOUS_SERVING);
+    if (h->state == HOLD_FINISHED) {
+        tell(h, &h->conns[i], RENDEZVOUS_FINISHED);
+        drop_held(h, i);
+    }
 }
 
 /* The oldest held connection gives way: a full house never locks a later worker out, and a
@@ -99,25 +127,53 @@ static void evict_oldest(struct holder *h)
 {
     size_t oldest = 0;
     for (size_t i = 1; i < h->held; i++)
-        if (h->since_ms[i] < h->since_ms[oldest])
+        if (h->conns[i].since_ms < h->conns[oldest].since_ms)
             oldest = i;
     drop_held(h, oldest);
 }
 
-/* A new connection: held (told SERVING first once the GCS serves), the oldest evicted when all
- * slots are taken. Once finished, it is told both lines and closed. */
+/* A new connection: held (the oldest evicted when all slots are taken), and told what is known
+ * once it is greeted (at once without a key). */
 static void take(struct holder *h, int fd, long now_ms)
 {
-    if (h->state != HOLD_WAITING)
-        say_serving(fd);
-    if (h->state == HOLD_FINISHED) {
-        say_finished_and_close(fd);
-        return;
-    }
+    struct conn *c;
     if (h->held >= h->cap)
         evict_oldest(h);
-    h->fds[h->held] = fd;
-    h->since_ms[h->held++] = now_ms;
+    c = &h->conns[h->held++];
+    memset(c, 0, sizeof(*c));
+    c->fd = fd;
+    c->since_ms = now_ms;
+    c->greeted = h->key == NULL;
+    if (c->greeted)
+        tell_what_is_known(h, h->held - 1);
+}
+
+/* A held connection is readable: with a key, more of its hello (a whole one greets it, anything
+ * else closes it); once greeted, or without a key, a byte or a hang-up closes it. */
+static void readable(struct holder *h, size_t i)
+{
+    struct conn *c = &h->conns[i];
+    ssize_t n;
+    int r;
+    if (c->greeted) {
+        drop_held(h, i);
+        return;
+    }
+    n = recv(c->fd, c->hello + c->got, sizeof(c->hello) - c->got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        drop_held(h, i);
+        return;
+    }
+    c->got = (uint8_t)(c->got + n);
+    r = rdvauth_parse_hello(c->hello, c->got, c->nonce);
+    if (r < 0) {
+        drop_held(h, i);
+    } else if (r == 1) {
+        c->greeted = true;
+        tell_what_is_known(h, i);
+    }
 }
 
 static void accept_all(struct holder *h)
@@ -138,20 +194,31 @@ static void accept_all(struct holder *h)
     }
 }
 
-/* One byte from rayboot: SERVING or FINISHED, each acted on once (FINISHED implies SERVING). */
-static void control(struct holder *h, char c)
+/* A message from rayboot: SERVING or FINISHED, each acted on once (FINISHED implies SERVING), or
+ * the cluster's id. Those not yet greeted are told when they are; at FINISHED they are closed. */
+static void control(struct holder *h, const char *msg, size_t len)
 {
-    if (c != CONTROL_SERVING && c != CONTROL_FINISHED)
+    if (len > 1 && msg[0] == CONTROL_CLUSTER_ID) {
+        size_t n = len - 1 < sizeof(h->cluster_id) - 1 ? len - 1 : sizeof(h->cluster_id) - 1;
+        memcpy(h->cluster_id, msg + 1, n);
+        h->cluster_id[n] = '\0';
+        return;
+    }
+    if (len != 1 || (msg[0] != CONTROL_SERVING && msg[0] != CONTROL_FINISHED))
         return;
     if (h->state == HOLD_WAITING) {
         h->state = HOLD_SERVING;
         for (size_t i = 0; i < h->held; i++)
-            say_serving(h->fds[i]);
+            if (h->conns[i].greeted)
+                tell(h, &h->conns[i], RENDEZVOUS_SERVING);
     }
-    if (c == CONTROL_FINISHED && h->state == HOLD_SERVING) {
+    if (msg[0] == CONTROL_FINISHED && h->state == HOLD_SERVING) {
         h->state = HOLD_FINISHED;
-        while (h->held > 0)
-            say_finished_and_close(h->fds[--h->held]);
+        while (h->held > 0) {
+            if (h->conns[h->held - 1].greeted)
+                tell(h, &h->conns[h->held - 1], RENDEZVOUS_FINISHED);
+            drop_held(h, h->held - 1);
+        }
     }
 }
 
@@ -161,7 +228,7 @@ static int expire_held(struct holder *h, long now_ms)
 {
     long next = -1;
     for (size_t i = h->held; i-- > 0;) {
-        long left = h->since_ms[i] + RENDEZVOUS_HOLD_MS - now_ms;
+        long left = h->conns[i].since_ms + RENDEZVOUS_HOLD_MS - now_ms;
         if (left <= 0)
             drop_held(h, i);
         else if (next < 0 || left < next)
@@ -175,7 +242,7 @@ static int expire_held(struct holder *h, long now_ms)
 static void hold_loop(struct holder *h)
 {
     for (;;) {
-        size_t n = 0, first_held;
+        size_t n = 0, first_held, polled;
         long now = monotime_ms();
         int timeout_ms = expire_held(h, now);
         bool listening = now >= h->paused_until_ms;
@@ -184,20 +251,21 @@ static void hold_loop(struct holder *h)
             h->pfds[n++] = (struct pollfd){h->listen_fd, POLLIN, 0};
         first_held = n;
         for (size_t i = 0; i < h->held; i++)
-            h->pfds[n++] = (struct pollfd){h->fds[i], POLLIN, 0};
+            h->pfds[n++] = (struct pollfd){h->conns[i].fd, POLLIN, 0};
+        polled = h->held;
         if (poll(h->pfds, n, timeout_ms) <= 0)
             continue; /* EINTR, or a deadline: looked at again above */
         /* Held connections first, from the last: a dropped one's slot takes one already looked at. */
-        for (size_t i = h->held; i-- > 0;)
-            if (h->pfds[first_held + i].revents)
-                drop_held(h, i);
+        for (size_t i = polled; i-- > 0;)
+            if (i < h->held && h->pfds[first_held + i].revents)
+                readable(h, i);
         if (h->pfds[0].revents) {
-            char c = 0;
-            ssize_t got = recv(h->control_fd, &c, 1, 0);
+            char msg[CONTROL_MAX_BYTES];
+            ssize_t got = recv(h->control_fd, msg, sizeof(msg), 0);
             if (got <= 0 && !(got < 0 && errno == EINTR))
                 _exit(0); /* rayboot is gone or stopping */
-            if (got == 1)
-                control(h, c);
+            if (got > 0)
+                control(h, msg, (size_t)got);
         }
         if (listening && h->pfds[1].revents)
             accept_all(h);
@@ -217,7 +285,7 @@ static size_t held_cap(void)
 
 static struct holder holder; /* static: the confined child allocates nothing */
 
-static void child_main(int listen_fd, int control_fd)
+static void child_main(int listen_fd, int control_fd, const struct hmac_sha256_key *key)
 {
     struct errbuf err;
     size_t cap;
@@ -229,6 +297,7 @@ static void child_main(int listen_fd, int control_fd)
     holder.listen_fd = listen_fd;
     holder.control_fd = control_fd;
     holder.cap = cap;
+    holder.key = key; /* the parent's copy, inherited: two hash states, not the token */
     hold_loop(&holder);
 }
 
@@ -282,7 +351,7 @@ static int listen_on(int port, struct errbuf *err)
     return fd;
 }
 
-int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
+int rendezvous_start(struct rendezvous *r, int port, const struct hmac_sha256_key *key, struct errbuf *err)
 {
     int sv[2], listen_fd;
     pid_t pid;
@@ -304,7 +373,7 @@ int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
     }
     if (pid == 0) {
         close(sv[0]);
-        child_main(listen_fd, sv[1]);
+        child_main(listen_fd, sv[1], key);
         _exit(0);
     }
     close(listen_fd);
@@ -314,21 +383,33 @@ int rendezvous_start(struct rendezvous *r, int port, struct errbuf *err)
     return 0;
 }
 
-/* One control byte to the child; a child that is gone or busy is no matter (it exits with us). */
-static void send_control(struct rendezvous *r, char c)
+/* One control message to the child; a child that is gone or busy is no matter (it exits with us). */
+static void send_control(struct rendezvous *r, const char *msg, size_t len)
 {
     if (r->fd >= 0)
-        (void)!send(r->fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)!send(r->fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void rendezvous_cluster_id(struct rendezvous *r, const char *id)
+{
+    char msg[CONTROL_MAX_BYTES];
+    size_t n = strnlen(id, RDVAUTH_CLUSTER_ID_MAX_BYTES - 1);
+    msg[0] = CONTROL_CLUSTER_ID;
+    memcpy(msg + 1, id, n);
+    if (n > 0)
+        send_control(r, msg, n + 1);
 }
 
 void rendezvous_serving(struct rendezvous *r)
 {
-    send_control(r, CONTROL_SERVING);
+    static const char msg = CONTROL_SERVING;
+    send_control(r, &msg, 1);
 }
 
 void rendezvous_finished(struct rendezvous *r)
 {
-    send_control(r, CONTROL_FINISHED);
+    static const char msg = CONTROL_FINISHED;
+    send_control(r, &msg, 1);
 }
 
 void rendezvous_stop(struct rendezvous *r)

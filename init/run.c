@@ -14,6 +14,7 @@
 #include "pod.h"
 #include "proc.h"
 #include "rayauth.h"
+#include "rdvauth.h"
 #include "submit.h"
 #include "supervise.h"
 #include "termlog.h"
@@ -71,6 +72,7 @@ static int start_head(struct pod *pod)
     }
     if (res == WAIT_READY) {
         pod_note_cluster_id(pod);
+        rendezvous_cluster_id(&pod->rendezvous, pod->cluster_id); /* FINISHED's tag is over it */
         if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
             pod_wait_workers(pod, OWN_GCS_ADDR);
         if (pod->plan.command.len > 0 && !pod->term_requested && !pod->ray_exited && pod_start_command(pod) < 0)
@@ -226,6 +228,8 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
     if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &auth, err) < 0)
         return EXIT_CONFIG;
     pod->token_mode = auth.token_mode;
+    /* The rendezvous' key: kept as hash states, so the token itself is cleared below. */
+    pod->rdv_keyed = auth.token_mode && rdvauth_key_from_header(&pod->rdv_key, auth.header) == 0;
     rc = build_envs(pod, envp, &auth);
     rayauth_clear(&auth); /* the prober reads the token again before it confines itself */
     if (rc < 0) {

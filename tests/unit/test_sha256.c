@@ -100,8 +100,9 @@ static void test_rfc4231(void **state)
 {
     uint8_t k[131], m[50];
     static const char tc6[] = "Test Using Larger Than Block-Size Key - Hash Key First";
-    static const char tc7[] = "This is a test using a larger than block-size key and a larger than block-size data. The "
-                              "key needs to be hashed before being used by the HMAC algorithm.";
+    static const char tc7[] =
+        "This is a test using a larger than block-size key and a larger than block-size data. The "
+        "key needs to be hashed before being used by the HMAC algorithm.";
     (void)state;
     memset(k, 0x0b, 20);
     check_hmac(k, 20, "Hi There", 8, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
