@@ -38,16 +38,20 @@ def health_calls(gcs) -> int:
     return sum(1 for m in gcs.methods() if m == HEALTH)
 
 
-def test_worker_is_woken_by_the_head_and_barely_polls(run, gcs, gcs2):
+@pytest.mark.parametrize("token", [None, "right"], ids=["no-token", "token"])
+def test_worker_is_woken_by_the_head_and_barely_polls(run, gcs, gcs2, token):
     """The worker holds the head's rendezvous: while it waits it makes no Health/Check at all
     (the safety net is every 5 s); when the head's GCS serves, the head writes and the worker
-    starts Ray within milliseconds of the head's SERVING line."""
+    starts Ray within milliseconds of the head's SERVING line: confirmed by one Health/Check of its
+    own without a token, taken at once with one (the head's tag over the worker's nonce)."""
     rdv = free_port()
     gcs.serving = False   # the head's own GCS
     gcs2.serving = False  # the one the worker confirms with (counted apart from the head's polls)
-    head = run(head_env(gcs, rdv), ["--log-format=json"])
+    auth = {"RAY_AUTH_TOKEN": token} if token else {}
+    gcs.token = gcs2.token = token
+    head = run(head_env(gcs, rdv, **auth), ["--log-format=json"])
     rendezvous_pid(head)
-    worker = run(worker_env(gcs2.port, rdv), ["--log-format=json"])
+    worker = run(worker_env(gcs2.port, rdv, **auth), ["--log-format=json"])
     worker.wait_for_log("holding the head's rendezvous")
     before = health_calls(gcs2)
     time.sleep(2.0)
@@ -57,7 +61,8 @@ def test_worker_is_woken_by_the_head_and_barely_polls(run, gcs, gcs2):
     gcs.serving = True
     worker.wait_for_log("started ray")
     head.wait_for_log("is SERVING")
-    assert "woken by the head's rendezvous" in worker.stderr, worker.stderr
+    assert ("woken by the head's rendezvous)" if token else "woken by the head's rendezvous, confirmed") \
+        in worker.stderr, worker.stderr
     woke = log_ts(worker.stderr, "is SERVING") - log_ts(head.stderr, "is SERVING")
     print(f"worker SERVING {woke * 1000:.0f} ms after the head's; Health/Check calls while holding: {waiting_calls}")
     assert -0.002 <= woke < 0.1, f"the worker saw SERVING {woke * 1000:.0f} ms after the head"
