@@ -32,7 +32,8 @@
 
 /* A held connection is let go after this long: a worker whose node vanished without a FIN
  * would otherwise keep its slot and descriptor for the whole job, and so would a stranger's idle
- * one. A live worker takes it up again at once (init/rdvwatch.h, lib/ray/gcswait.c). */
+ * one. A live worker connects again: a waiting one within 2 s (lib/ray/gcswait.c), a joined one
+ * within 30 s (init/supervise.c), looking at its head every 2 s meanwhile. */
 #define RENDEZVOUS_HOLD_MS (60L * 60 * 1000)
 /* After an accept4 that failed for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS,
  * ENOMEM), the listener is left alone this long: it stays readable, and polling it again at once
