@@ -319,6 +319,7 @@ FUZZ_SRC_dashboard  := init/dashboard.c lib/net/httpc.c lib/base/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c lib/base/number.c
 FUZZ_SRC_log        := lib/base/log.c
 FUZZ_SRC_rendezvous := lib/ray/rdvmsg.c
+FUZZ_SRC_rdvauth    := lib/ray/rdvauth.c lib/base/sha256.c
 
 # A target is rebuilt when its harness or any source it links changes.
 .SECONDEXPANSION:

@@ -39,6 +39,7 @@ void pod_free(struct pod *p)
     prober_stop(&p->prober);
     rendezvous_stop(&p->rendezvous);
     rdvwatch_stop(&p->watch);
+    hmac_wipe(&p->rdv_key, sizeof(p->rdv_key));
     if (p->sigfd >= 0)
         close(p->sigfd);
     p->sigfd = -1;
@@ -282,17 +283,33 @@ int pod_join_head(struct pod *p)
     return 0;
 }
 
-void pod_rendezvous_start(struct pod *p)
+int pod_rendezvous_start(struct pod *p)
 {
     struct errbuf err;
+    int rc;
     if (p->settings.rendezvous_port == 0)
-        return;
-    if (rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, &err) < 0) {
-        log_warn("no rendezvous for the workers (%s): they poll the GCS", err.msg);
-        return;
+        return 0;
+    rc = rendezvous_start(&p->rendezvous, p->settings.rendezvous_port, p->rdv_keyed ? &p->rdv_key : NULL, &err);
+    if (rc == RENDEZVOUS_NO_PORT) {
+        /* Whoever holds the port would be the workers' rendezvous: they would take its word. */
+        log_error("RAYBOOT_RENDEZVOUS_PORT=%d: the head's rendezvous cannot listen there (%s): another process holds "
+                  "it, and the workers would trust what it says; free the port, or set RAYBOOT_RENDEZVOUS_PORT to a "
+                  "free port on every pod of the job (0: no rendezvous)",
+                  p->settings.rendezvous_port, err.msg);
+        pod_end_reason(p, "RAYBOOT_RENDEZVOUS_PORT=%d: the port cannot be had (%s)", p->settings.rendezvous_port,
+                       err.msg);
+        p->exit_code = EXIT_CONFIG;
+        return -1;
+    }
+    if (rc < 0) {
+        log_error("cannot start the head's rendezvous: %s", err.msg);
+        pod_end_reason(p, "cannot start the head's rendezvous: %s", err.msg);
+        p->exit_code = EXIT_SOFTWARE;
+        return -1;
     }
     log_info("rendezvous on port %d (pid %d): the workers waiting there are told when the GCS serves",
              p->settings.rendezvous_port, (int)p->rendezvous.pid);
+    return 0;
 }
 
 void pod_rendezvous_serving(struct pod *p)

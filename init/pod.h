@@ -12,6 +12,7 @@
 #include "prober.h"
 #include "rdvwatch.h"
 #include "settings.h"
+#include "rdvauth.h"
 #include "rendezvous.h"
 #include "strv.h"
 #include "wait.h"
@@ -33,22 +34,24 @@ struct pod {
     bool ray_exited;
     bool cmd_exited;
 
-    bool interrupt_stops; /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
-    bool token_mode;      /* Ray's token authentication: the GCS refuses calls without this pod's token */
-    bool term_requested;  /* a stop signal (SIGTERM) arrived: drain and stop */
-    bool cmd_stopped;     /* SIGTERM stopped the head's command before it ended */
-    bool stopping;        /* the end is decided; waiting for children to go */
-    bool restarting_ray;  /* a worker is leaving an old head to join a new one */
-    bool job_finished;    /* the head's command is done (head: ran it; worker: read it in the GCS) */
-    bool drained;         /* SIGTERM's drain finished: the node left the cluster */
-    long kill_at_ms;      /* SIGKILL whatever is left at this time (0: not yet set) */
-    long ray_kill_at_ms;  /* SIGKILL ray start's group alone at this time (0: not set) */
+    bool interrupt_stops;           /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
+    bool token_mode;                /* Ray's token authentication: the GCS refuses calls without this pod's token */
+    bool rdv_keyed;                 /* rdv_key is the token's: the rendezvous' messages are tagged (rdvauth.h) */
+    struct hmac_sha256_key rdv_key; /* two hash states, not the token */
+    bool term_requested;            /* a stop signal (SIGTERM) arrived: drain and stop */
+    bool cmd_stopped;               /* SIGTERM stopped the head's command before it ended */
+    bool stopping;                  /* the end is decided; waiting for children to go */
+    bool restarting_ray;            /* a worker is leaving an old head to join a new one */
+    bool job_finished;              /* the head's command is done (head: ran it; worker: read it in the GCS) */
+    bool drained;                   /* SIGTERM's drain finished: the node left the cluster */
+    long kill_at_ms;                /* SIGKILL whatever is left at this time (0: not yet set) */
+    long ray_kill_at_ms;            /* SIGKILL ray start's group alone at this time (0: not set) */
     int exit_code;
 
     char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */
 
-    char gcs_addr[DNS_ADDR_MAX_BYTES]; /* where the GCS answered */
-    char cluster_id[256];              /* the head we joined */
+    char gcs_addr[DNS_ADDR_MAX_BYTES];             /* where the GCS answered */
+    char cluster_id[RDVAUTH_CLUSTER_ID_MAX_BYTES]; /* the head we joined (the head: its own) */
     long next_monitor_ms;
     long head_lost_since_ms; /* 0 while the head answers */
     int watch_status;        /* wait status, valid once watch_ended */
@@ -112,9 +115,10 @@ void pod_note_cluster_id(struct pod *p);
  * cluster id is noted. Returns -1 when Ray was not started (exit_code and the end reason say
  * why), 0 when it was (p->stopping when it is already being stopped). */
 int pod_join_head(struct pod *p);
-/* The head: its rendezvous listens (RAYBOOT_RENDEZVOUS_PORT; 0: none); a port it cannot have is
- * logged, and its workers poll. pod_rendezvous_serving tells the waiting workers. */
-void pod_rendezvous_start(struct pod *p);
+/* The head: its rendezvous listens (RAYBOOT_RENDEZVOUS_PORT; 0: none). A port it cannot have is
+ * the pod's end before Ray starts (-1, exit_code 2 and the reason set): whatever holds it would
+ * speak to the workers. pod_rendezvous_serving tells the waiting workers. */
+int pod_rendezvous_start(struct pod *p);
 void pod_rendezvous_serving(struct pod *p);
 /* Waits (bounded by RAYBOOT_WORKERS_TIMEOUT) for the expected workers in the GCS at gcs_addr. */
 void pod_wait_workers(struct pod *p, const char *gcs_addr);

@@ -1,6 +1,7 @@
-/* The worker's watch child: connect (bounded), shed what it inherited, confine, read the head's
- * rendezvous with the bounded parser (rdvmsg.c), exit with what it read. Sends nothing. When to
- * start it and what its end means for the pod is the supervisor's (init/supervise.c). */
+/* The worker's watch child: connect (bounded), say its hello when it has a key (a fresh nonce,
+ * rdvauth.h), shed what it inherited, confine, read the head's rendezvous with the bounded parsers
+ * (rdvmsg.c, or rdvauth.c checking each tag), exit with what it read. Sends nothing once confined.
+ * When to start it and what its end means for the pod is the supervisor's (init/supervise.c). */
 #include "rdvwatch.h"
 
 #include <errno.h>
@@ -8,11 +9,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "address.h"
+#include "rdvauth.h"
 #include "rdvmsg.h"
 #include "sandbox.h"
 #include "scrub.h"
@@ -71,11 +74,28 @@ fail:
     return -1;
 }
 
-/* Confined: reads until FINISHED, the end of the connection, or bytes not ours. Never returns. */
-static void watch(int fd)
+/* What the watch checks the head's words with: nothing (version 1), or the key, its nonce and the
+ * cluster's id. */
+struct watch_auth {
+    const struct hmac_sha256_key *key;
+    uint8_t nonce[RDVAUTH_NONCE_BYTES];
+    const char *cluster_id;
+};
+
+static enum rendezvous_parse_result parse(const struct watch_auth *a, const char *buf, size_t len, size_t *used)
 {
-    char buf[RENDEZVOUS_READ_MAX + 1];
+    if (a->key)
+        return rdvauth_parse(a->key, a->nonce, a->cluster_id, buf, len, used);
+    return rendezvous_parse(buf, len, used);
+}
+
+/* Confined: reads until FINISHED, the end of the connection, or bytes not ours (a wrong tag
+ * included). Never returns. */
+static void watch(int fd, const struct watch_auth *a)
+{
+    char buf[RDVAUTH_READ_MAX + 1];
     size_t len = 0, used;
+    _Static_assert(RDVAUTH_READ_MAX >= RENDEZVOUS_READ_MAX, "the buffer holds either version's message");
     for (;;) {
         struct pollfd pfd = {fd, POLLIN, 0};
         ssize_t n;
@@ -89,7 +109,7 @@ static void watch(int fd)
         len += (size_t)n;
         /* Every whole message off the front: SERVING and FINISHED may come in one read. */
         for (;;) {
-            enum rendezvous_parse_result r = rendezvous_parse(buf, len, &used);
+            enum rendezvous_parse_result r = parse(a, buf, len, &used);
             if (r == RENDEZVOUS_FINISHED)
                 _exit(WATCH_EXIT_FINISHED);
             if (r == RENDEZVOUS_BAD)
@@ -102,7 +122,21 @@ static void watch(int fd)
     }
 }
 
-static void child_main(const char *addr, int port, pid_t parent)
+/* With a key: a fresh nonce, said in the hello, before the filter (which has no getrandom and
+ * no send). 0, or -1 when it could not be said. */
+static int greet(int fd, struct watch_auth *a)
+{
+    char hello[RDVAUTH_HELLO_BYTES];
+    if (!a->key)
+        return 0;
+    if (getrandom(a->nonce, sizeof(a->nonce), 0) != (ssize_t)sizeof(a->nonce))
+        return -1;
+    rdvauth_hello(a->nonce, hello);
+    /* A fresh socket's send buffer takes these few bytes at once. */
+    return send(fd, hello, sizeof(hello), MSG_NOSIGNAL) == (ssize_t)sizeof(hello) ? 0 : -1;
+}
+
+static void child_main(const char *addr, int port, pid_t parent, struct watch_auth *a)
 {
     struct errbuf err;
     int fd;
@@ -112,22 +146,26 @@ static void child_main(const char *addr, int port, pid_t parent)
     fd = connect_bounded(addr, port);
     if (fd < 0)
         _exit(WATCH_EXIT_CONNECT);
+    if (greet(fd, a) < 0)
+        _exit(WATCH_EXIT_CLOSED);
     scrub_fds_but(fd, -1);
     if (secrets_shed(&err) < 0 ||
         sandbox_confine_only(rdvwatch_rules, sizeof(rdvwatch_rules) / sizeof(rdvwatch_rules[0]), &err) < 0)
         _exit(WATCH_EXIT_CONFINE);
-    watch(fd);
+    watch(fd, a);
 }
 
-int rdvwatch_start(struct rdvwatch *w, const char *addr, int port, struct errbuf *err)
+int rdvwatch_start(struct rdvwatch *w, const char *addr, int port, const struct hmac_sha256_key *key,
+                   const char *cluster_id, struct errbuf *err)
 {
+    struct watch_auth a = {key, {0}, cluster_id};
     pid_t parent = getpid(), pid;
     w->pid = -1;
     pid = fork();
     if (pid < 0)
         return errbuf_set(err, "fork: %s", strerror(errno));
     if (pid == 0) {
-        child_main(addr, port, parent);
+        child_main(addr, port, parent, &a);
         _exit(WATCH_EXIT_CONFINE);
     }
     w->pid = pid;
@@ -155,7 +193,8 @@ enum rdvwatch_outcome rdvwatch_outcome(int status, struct errbuf *err)
         errbuf_set(err, "no connection (refused, unreachable or no answer within %d ms)", RDVWATCH_CONNECT_TIMEOUT_MS);
         return RDVWATCH_UNREACHABLE;
     case WATCH_EXIT_BAD:
-        errbuf_set(err, "it sent something other than rayboot's rendezvous messages");
+        errbuf_set(err, "it sent something other than rayboot's rendezvous messages (with Ray's token: a message "
+                        "without the head's tag for this worker's nonce and cluster)");
         return RDVWATCH_BAD;
     default:
         errbuf_set(err, "its set-up or confinement failed (exit %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);

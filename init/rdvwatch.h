@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "errbuf.h"
+#include "sha256.h"
 
 /* The watch's connect is given this long: the head is on the pod network, answering at once. */
 #define RDVWATCH_CONNECT_TIMEOUT_MS 1000
@@ -19,15 +20,19 @@ struct rdvwatch {
 
 /* What the watch's exit status says. */
 enum rdvwatch_outcome {
-    RDVWATCH_FINISHED,    /* the head wrote FINISHED: its command has ended */
+    RDVWATCH_FINISHED,    /* FINISHED was written (with a key: by the head; without: to be confirmed) */
     RDVWATCH_UNREACHABLE, /* no rendezvous there: refused, unreachable, timeout */
     RDVWATCH_LOST,        /* it was held, and closed (or reset) without FINISHED */
     RDVWATCH_BAD,         /* it wrote something that is not rayboot's rendezvous */
     RDVWATCH_FAILED,      /* the child itself failed (its confinement, a signal: SIGSYS is a bug) */
 };
 
-/* Forks the watch on addr (numeric, as DNS gave it) port. -1 with a message when it cannot fork. */
-int rdvwatch_start(struct rdvwatch *w, const char *addr, int port, struct errbuf *err);
+/* Forks the watch on addr (numeric, as DNS gave it) port. key: Ray's token's (the watch says a
+ * fresh nonce and FINISHED counts only with the head's tag for it and cluster_id), or NULL
+ * (version 1: the supervisor confirms FINISHED through the GCS). -1 with a message when it cannot
+ * fork. */
+int rdvwatch_start(struct rdvwatch *w, const char *addr, int port, const struct hmac_sha256_key *key,
+                   const char *cluster_id, struct errbuf *err);
 
 /* The reaped watch's wait status: what it saw, and in err why (for the log). */
 enum rdvwatch_outcome rdvwatch_outcome(int status, struct errbuf *err);

@@ -14,6 +14,7 @@
 #include "pod.h"
 #include "proc.h"
 #include "rayauth.h"
+#include "rdvauth.h"
 #include "submit.h"
 #include "supervise.h"
 #include "termlog.h"
@@ -58,9 +59,9 @@ static int start_head(struct pod *pod)
 {
     struct errbuf err;
     enum wait_result res;
-    /* Listening before Ray starts: workers that come early hold a connection, not a poll. */
-    pod_rendezvous_start(pod);
-    if (pod_start_ray(pod) < 0)
+    /* Listening before Ray starts: workers that come early hold a connection, not a poll; a
+     * port taken ends the pod before anything runs. */
+    if (pod_rendezvous_start(pod) < 0 || pod_start_ray(pod) < 0)
         return -1;
     res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, false, &err);
     /* The workers first (its own Health/Check said SERVING), then its own version read: every
@@ -71,6 +72,7 @@ static int start_head(struct pod *pod)
     }
     if (res == WAIT_READY) {
         pod_note_cluster_id(pod);
+        rendezvous_cluster_id(&pod->rendezvous, pod->cluster_id); /* FINISHED's tag is over it */
         if (pod->plan.command.len > 0 && pod->plan.workers_expected > 0)
             pod_wait_workers(pod, OWN_GCS_ADDR);
         if (pod->plan.command.len > 0 && !pod->term_requested && !pod->ray_exited && pod_start_command(pod) < 0)
@@ -226,6 +228,8 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
     if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &auth, err) < 0)
         return EXIT_CONFIG;
     pod->token_mode = auth.token_mode;
+    /* The rendezvous' key: kept as hash states, so the token itself is cleared below. */
+    pod->rdv_keyed = auth.token_mode && rdvauth_key_from_header(&pod->rdv_key, auth.header) == 0;
     rc = build_envs(pod, envp, &auth);
     rayauth_clear(&auth); /* the prober reads the token again before it confines itself */
     if (rc < 0) {

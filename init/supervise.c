@@ -160,10 +160,13 @@ static void command_done(struct pod *pod)
     pod->job_finished = true;
     pod->stopping = true;
     snprintf(code, sizeof(code), "%d", pod->exit_code);
-    /* Workers holding the rendezvous leave at once; the key is for those that hold none. */
+    /* The key first: it is for the workers that hold no rendezvous, and what those without Ray's
+     * token check the rendezvous' FINISHED against. Then the workers holding it leave at once. */
+    bool put =
+        pod->ray_pid > 0 &&
+        pod_ask(pod, prober_req_kv_put(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, code, 0), &reply) == PROBER_OK;
     rendezvous_finished(&pod->rendezvous);
-    if (pod->ray_pid > 0 && pod_ask(pod, prober_req_kv_put(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, code, 0),
-                                    &reply) == PROBER_OK) {
+    if (put) {
         log_info("the command is done (exit %d); waiting for the workers to leave before Ray stops", pod->exit_code);
         wait_workers_gone(pod);
     }
@@ -243,7 +246,8 @@ static void watch_head(struct pod *pod)
         pod->settings.rendezvous_port == 0 || pod->watch.pid > 0 || !pod->gcs_addr[0] || pod->head_lost_since_ms ||
         now < pod->watch_retry_ms)
         return;
-    if (rdvwatch_start(&pod->watch, pod->gcs_addr, pod->settings.rendezvous_port, &err) < 0) {
+    if (rdvwatch_start(&pod->watch, pod->gcs_addr, pod->settings.rendezvous_port, pod->rdv_keyed ? &pod->rdv_key : NULL,
+                       pod->cluster_id, &err) < 0) {
         log_warn("cannot watch the head's rendezvous (%s): looking at the head every %d s", err.msg,
                  WORKER_MONITOR_INTERVAL_MS / 1000);
         pod->watch_retry_ms = now + WORKER_WATCH_RETRY_MS;
@@ -256,8 +260,21 @@ static void watch_head(struct pod *pod)
     pod->next_monitor_ms = now + WORKER_WATCHED_INTERVAL_MS;
 }
 
-/* The watch has ended: FINISHED takes the path the "finished" key takes; anything else makes the
- * worker look at its head at once and every WORKER_MONITOR_INTERVAL_MS, as without a rendezvous. */
+/* Without Ray's token nothing tells the head's rendezvous from a process that took its port
+ * first: its FINISHED counts only when the head's GCS has the "finished" key, which the head writes
+ * before it. */
+static bool finished_confirmed(struct pod *pod)
+{
+    struct prober_reply reply;
+    if (pod_ask(pod, prober_req_kv_get(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, 0), &reply) != PROBER_OK)
+        return false;
+    log_info("the rendezvous' FINISHED is confirmed by the head's GCS (its \"%s\" key: exit %s)", FINISHED_KEY,
+             reply.value);
+    return true;
+}
+
+/* The watch has ended: FINISHED (the head's, by its tag or its GCS) takes the path the "finished" key takes; anything
+ * else makes the worker look at its head at once and every WORKER_MONITOR_INTERVAL_MS, as without a rendezvous. */
 static void watch_ended(struct pod *pod)
 {
     struct errbuf err;
@@ -268,10 +285,13 @@ static void watch_ended(struct pod *pod)
     outcome = rdvwatch_outcome(pod->watch_status, &err);
     if (pod->stopping || pod->plan.role != PLAN_ROLE_WORKER)
         return;
-    if (outcome == RDVWATCH_FINISHED) {
+    if (outcome == RDVWATCH_FINISHED && (pod->rdv_keyed || finished_confirmed(pod))) {
         head_finished(pod, "told by its rendezvous");
         return;
     }
+    if (outcome == RDVWATCH_FINISHED)
+        errbuf_set(&err, "it said FINISHED, and the head's GCS has no \"%s\" key: not the head's word, ignored",
+                   FINISHED_KEY);
     /* A head without a rendezvous (an older rayboot, or it is off there) is as the wait for it says
      * it, once and no warning; one that was held and went away, every time. */
     if (outcome == RDVWATCH_UNREACHABLE && !pod->watch_quiet)

@@ -197,7 +197,14 @@ void gcswait_probed(struct gcswait *g, long now_ms, bool serving, const char *st
     if (cut_by_deadline(g, now_ms))
         return;
     if (g->rdv == GCSWAIT_RDV_WOKEN) {
-        /* The head said SERVING and its GCS does not: poll it, as without a rendezvous. */
+        /* The rendezvous said SERVING and the GCS does not (the head's GCS gone again, or a process
+         * that took the head's port): poll it, as without a rendezvous. */
+        struct gcswait_item *it = gcswait_news_add(news, GCSWAIT_RENDEZVOUS);
+        if (it)
+            snprintf(it->text, sizeof(it->text),
+                     "the rendezvous at %s port %d said SERVING and the GCS does not (%.20s: %.300s): not taken; "
+                     "polling the GCS",
+                     g->addr, g->rdv_port, stage, reason);
         g->rdv = GCSWAIT_RDV_FALLBACK;
         g->next_rdv_ms = g->deadline_ms;
     }

@@ -8,14 +8,15 @@
  * jitter in each step's upper half (50 ms doubling to 1 s: ~1.3 queries/s, safe for CoreDNS when
  * a thousand workers start at once). Once an address is known and the rendezvous is held, the GCS
  * is probed every 5 s as a safety net and the name looked up again as often; the head's message
- * is SERVING, told at once: the head writes it only after its own Health/Check saw SERVING, so a
- * second one here would only delay the join. A wait that asked for it (gcswait_confirm: a worker
- * rejoining after its Ray ended, when a head that lies would start Ray again and again) confirms
- * the message with one Health/Check first. Without a rendezvous (refused, reset, timeout: an older head,
- * a head rayboot does not run, a NetworkPolicy) the GCS is polled every 30-50 ms with a cheap TCP
- * connect, the name re-resolved once a second, and the rendezvous tried again every 2 s; while
- * both ports refuse (nothing listens at the head's address yet) the poll backs off to once a
- * second. */
+ * is SERVING, told at once when it carries the head's tag (Ray's token, rdvauth.h): the head writes
+ * it only after its own Health/Check saw SERVING, so a second one here would only delay the join.
+ * Without a token nothing tells the head's word from that of a process on its port, so it is
+ * confirmed with one Health/Check first, as is any wait that asks for it (gcswait_confirm: a worker
+ * rejoining after its Ray ended, when a head that lies would start Ray again and again). Without a
+ * rendezvous (refused, reset, timeout: an older head, a head rayboot does not run, a NetworkPolicy)
+ * the GCS is polled every 30-50 ms with a cheap TCP connect, the name re-resolved once a second,
+ * and the rendezvous tried again every 2 s; while both ports refuse (nothing listens at the head's
+ * address yet) the poll backs off to once a second. */
 #ifndef RAYBOOT_GCSWAIT_H
 #define RAYBOOT_GCSWAIT_H
 

@@ -14,6 +14,7 @@
 #include "address.h"
 #include "deadline.h"
 #include "monotime.h"
+#include "rdvauth.h"
 #include "rdvmsg.h"
 
 /* A connect to a live port answers in a round trip; past this the SYN was dropped. */
@@ -25,8 +26,30 @@ struct rdv_conn {
     bool connecting;
     long connect_deadline_ms;
     size_t len;
-    char buf[RENDEZVOUS_READ_MAX + 1];
+    char buf[RDVAUTH_READ_MAX + 1]; /* either version's message */
+    const struct hmac_sha256_key *key;
+    uint8_t wait_nonce[RDVAUTH_NONCE_BYTES]; /* the parent's, for this wait */
+    uint8_t nonce[RDVAUTH_NONCE_BYTES];      /* this connection's */
+    uint64_t connects;
 };
+
+/* With a key: this connection's nonce (the wait's, its last 8 bytes XORed with the count of
+ * connections, so no two connections of a wait say the same), and the hello that says it. */
+static int greet(struct rdv_conn *c, struct errbuf *err)
+{
+    char hello[RDVAUTH_HELLO_BYTES];
+    if (!c->key)
+        return 0;
+    memcpy(c->nonce, c->wait_nonce, sizeof(c->nonce));
+    c->connects++;
+    for (int i = 0; i < 8; i++)
+        c->nonce[RDVAUTH_NONCE_BYTES - 1 - i] ^= (uint8_t)(c->connects >> (8 * i));
+    rdvauth_hello(c->nonce, hello);
+    /* A fresh socket's send buffer takes these few bytes at once. */
+    if (send(c->fd, hello, sizeof(hello), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(hello))
+        return errbuf_set(err, "cannot say the hello: %s", strerror(errno));
+    return 0;
+}
 
 static void rdv_close(struct rdv_conn *c)
 {
@@ -73,9 +96,9 @@ static int rdv_event(struct rdv_conn *c, struct errbuf *err)
             return GCSWAIT_RDV_LOST;
         }
         c->connecting = false;
-        return GCSWAIT_RDV_CONNECTED;
+        return greet(c, err) < 0 ? GCSWAIT_RDV_LOST : GCSWAIT_RDV_CONNECTED;
     }
-    n = recv(c->fd, c->buf + c->len, RENDEZVOUS_READ_MAX + 1 - c->len, MSG_DONTWAIT);
+    n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return -1;
     if (n <= 0) {
@@ -83,14 +106,19 @@ static int rdv_event(struct rdv_conn *c, struct errbuf *err)
         return GCSWAIT_RDV_LOST;
     }
     c->len += (size_t)n;
-    /* SERVING is all the wait needs (a FINISHED after it is the worker's watch's, init/rdvwatch.c). */
-    switch (rendezvous_parse(c->buf, c->len, &used)) {
+    /* SERVING is all the wait needs (a FINISHED after it is the worker's watch's, init/rdvwatch.c);
+     * with a key, only with the head's tag for this connection's nonce. */
+    switch (c->key ? rdvauth_parse(c->key, c->nonce, "", c->buf, c->len, &used)
+                   : rendezvous_parse(c->buf, c->len, &used)) {
     case RENDEZVOUS_SERVING:
         return GCSWAIT_RDV_MESSAGE;
     case RENDEZVOUS_INCOMPLETE:
         return -1;
     default:
-        errbuf_set(err, "it sent something other than rayboot's rendezvous message");
+        errbuf_set(err, "%s",
+                   c->key ? "it sent something other than rayboot's rendezvous message with the head's tag "
+                            "(not the head, or not its token)"
+                          : "it sent something other than rayboot's rendezvous message");
         return GCSWAIT_RDV_LOST;
     }
 }
@@ -217,7 +245,7 @@ int gcswait_run(const struct prober_request *req, const struct gcswait_io *io, s
 {
     struct gcswait g;
     struct gcswait_news news;
-    struct rdv_conn c = {.fd = -1};
+    struct rdv_conn c = {.fd = -1, .key = io->rdv_key};
     unsigned id = req->wait.id;
     int rc;
 
@@ -226,7 +254,9 @@ int gcswait_run(const struct prober_request *req, const struct gcswait_io *io, s
         return tell_one(io, id, GCSWAIT_REFUSED, "a wait needs a name, a port (1-65535) and a deadline") < 0 ? -1 : 0;
     gcswait_init(&g, req->name, req->port, req->wait.rendezvous_port, monotime_ms(), req->budget_ms, req->wait.seed);
     gcswait_poll_interval(&g, req->wait.poll_min_ms, req->wait.poll_max_ms);
-    gcswait_confirm(&g, req->wait.confirm != 0);
+    memcpy(c.wait_nonce, req->wait.nonce, sizeof(c.wait_nonce));
+    /* Without Ray's token nothing tells the head's SERVING from a stranger's: its GCS confirms it. */
+    gcswait_confirm(&g, req->wait.confirm != 0 || !io->rdv_key);
     for (;;) {
         rc = step(&g, &c, io, next, &news);
         /* A connection the wait no longer holds is closed. */

@@ -7,6 +7,7 @@
 #include "errbuf.h"
 #include "gcswait.h"
 #include "prober_req.h"
+#include "sha256.h"
 
 /* The prober's calls, for gcswait_run. */
 struct gcswait_io {
@@ -15,6 +16,9 @@ struct gcswait_io {
     int (*tcp)(void *ctx, const char *addr, int port, long budget_ms, struct errbuf *err);
     int (*health)(void *ctx, const char *addr, int port, long budget_ms, struct errbuf *err);
     int parent_fd; /* the prober's socket: news go out on it, PROBE_CANCEL comes in */
+    /* Ray's token's (rdvauth.h): the rendezvous is greeted with a nonce and its SERVING counts only
+     * with the head's tag. NULL: its SERVING is confirmed by a Health/Check. */
+    const struct hmac_sha256_key *rdv_key;
 };
 
 /* Runs the wait req (PROBE_WAIT_GCS) to its end, sending each piece of news to the parent.

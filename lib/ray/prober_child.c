@@ -19,6 +19,7 @@
 #include "gcswait_loop.h"
 #include "grpc.h"
 #include "rayauth.h"
+#include "rdvauth.h"
 #include "sandbox.h"
 #include "scrub.h"
 #include "secrets.h"
@@ -236,6 +237,11 @@ static int wait_health(void *ctx, const char *addr, int port, long budget_ms, st
     return gcs_health_check(grpc, addr, port, err);
 }
 
+/* The rendezvous' key from Ray's token (rdvauth.h), made while the token is read; NULL in
+ * gcswait_io without one. */
+static struct hmac_sha256_key rdv_key;
+static bool have_rdv_key;
+
 /* Set-up that opens files (c-ares reads its configuration and environment, libcurl makes its
  * first transfer), then what the prober must not carry into confinement: the environment (the
  * user's secrets; read by then) is overwritten. Descriptors it did not open (the parent's
@@ -249,6 +255,7 @@ static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const cha
         return -1;
     _Static_assert(sizeof(grpc->auth_header) == sizeof(auth.header), "grpc.h's header bound is rayauth.h's");
     memcpy(grpc->auth_header, auth.header, sizeof(grpc->auth_header)); /* the one copy it keeps */
+    have_rdv_key = auth.token_mode && rdvauth_key_from_header(&rdv_key, auth.header) == 0;
     rayauth_clear(&auth);
     if (secrets_shed(err) < 0)
         return -1;
@@ -296,7 +303,7 @@ void prober_child_main(int fd, const char *root)
         if (req.op == PROBE_WAIT_GCS) {
             /* The wait answers with its news; a request that ends it is served next. */
             struct wait_ctx ctx = {&dns, &grpc};
-            struct gcswait_io io = {&ctx, wait_resolve, wait_tcp, wait_health, fd};
+            struct gcswait_io io = {&ctx, wait_resolve, wait_tcp, wait_health, fd, have_rdv_key ? &rdv_key : NULL};
             struct prober_request next;
             int rc = gcswait_run(&req, &io, &next);
             if (rc < 0)

@@ -52,6 +52,9 @@ struct prober_wait_request {
     int poll_min_ms;         /* the GCS poll's interval without a rendezvous; 0: 30-50 ms */
     int poll_max_ms;
     int confirm; /* 1: the head's message is confirmed by a Health/Check before SERVING is told (gcswait.h) */
+    /* Fresh from getrandom for each wait (the confined prober has none): with Ray's token, each
+     * connection to the rendezvous says it, its last 8 bytes XORed with the connection's count. */
+    unsigned char nonce[16];
 };
 
 /* One piece of a wait's news (enum gcswait_event, lib/ray/gcswait.h); addr and reason hold its

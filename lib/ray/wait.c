@@ -5,6 +5,7 @@
 #include "wait.h"
 
 #include <poll.h>
+#include <sys/random.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -151,6 +152,10 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
     req.wait.poll_min_ms = w->poll_min_ms;
     req.wait.poll_max_ms = w->poll_max_ms;
     req.wait.confirm = w->confirm ? 1 : 0;
+    /* No randomness, no rendezvous: a nonce that can be guessed would let an answer be replayed. */
+    if (req.wait.rendezvous_port > 0 &&
+        getrandom(req.wait.nonce, sizeof(req.wait.nonce), 0) != (ssize_t)sizeof(req.wait.nonce))
+        req.wait.rendezvous_port = 0;
     long deadline = monotime_ms() + w->timeout_ms;
     /* The prober owns the deadline; past it and a request's limit, it is stuck. */
     long hard_deadline = deadline + PROBER_TIMEOUT_MS;

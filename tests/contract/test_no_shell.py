@@ -25,6 +25,7 @@ import time
 import pytest
 
 from fake_gcs import FakeGcs
+from procs import free_port
 from test_submit import FakeDashboard
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -252,7 +253,9 @@ def test_values_reach_ray_and_the_command_byte_for_byte(rayboot_bin, cwd, tmp_pa
                "RAYBOOT_PLUGIN_ARGS": f"--port={gcs.port}", "RAYBOOT_TERMINATION_LOG": str(termlog),
                "RAYBOOT_RAY_START_ARGS": json.dumps(["--labels=" + PAYLOAD, "--x-empty="]),
                "RAYBOOT_DEBUG": PAYLOAD, "RAYBOOT_PROBER_SELFTEST": PAYLOAD, "NVIDIA_VISIBLE_DEVICES": PAYLOAD,
-               "RAYBOOT_GRACE_PERIOD": "5"}
+               "RAYBOOT_GRACE_PERIOD": "5",
+               # Not the default 8079: another session's head may hold it, and a taken port is exit 2.
+               "RAYBOOT_RENDEZVOUS_PORT": str(free_port())}
         code, _, err = run([rayboot_bin, "--", *command], env, cwd, timeout=60)
         assert code == 0, err
         assert json.loads(seen.read_text()) == command[4:]

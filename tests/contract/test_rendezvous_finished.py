@@ -14,6 +14,7 @@ import time
 import pytest
 
 from fake_gcs import Node
+from fake_rdv import FakeRendezvous
 from procs import free_port, log_ts, rendezvous_pid
 
 SERVING = b"RAYBOOT-RDV/1 SERVING\n"
@@ -31,9 +32,10 @@ def head(run, gcs, rdv_port, done_file, **extra):
     return run(env, ["--log-format=json", "--", sys.executable, "-c", script])
 
 
-def worker(run, gcs_port, rdv_port):
+def worker(run, gcs_port, rdv_port, **extra):
     return run({"RAYBOOT_ROLE": "worker", "RAYBOOT_HEAD_ADDRESS": f"127.0.0.1:{gcs_port}",
-                "RAYBOOT_POD_IP": "127.0.0.1", "RAYBOOT_RENDEZVOUS_PORT": str(rdv_port)}, ["--log-format=json"])
+                "RAYBOOT_POD_IP": "127.0.0.1", "RAYBOOT_RENDEZVOUS_PORT": str(rdv_port), **extra},
+               ["--log-format=json"])
 
 
 def watch_pid(w) -> int:
@@ -42,14 +44,15 @@ def watch_pid(w) -> int:
 
 
 def test_a_watching_worker_leaves_the_moment_the_head_finishes(run, gcs, gcs2, tmp_path):
-    """The worker's watch is confined, holds nothing but its socket, makes no GCS call (nor does the
-    worker: its looks are every 15 s while it watches), and the worker decides to leave within
-    milliseconds of the head's command, through the rendezvous, not the key (its own GCS, gcs2,
-    never has the key)."""
+    """With Ray's token: the worker's watch is confined, holds nothing but its socket, makes no GCS
+    call (nor does the worker: its looks are every 15 s while it watches), and the worker decides
+    to leave within milliseconds of the head's command, through the rendezvous (the head's tag over
+    the watch's nonce and the cluster's id), not the key (its own GCS, gcs2, never has the key)."""
     rdv, done = free_port(), tmp_path / "done"
-    h = head(run, gcs, rdv, done)
+    gcs.token = gcs2.token = "right"
+    h = head(run, gcs, rdv, done, RAY_AUTH_TOKEN="right")
     h.wait_for_log("is SERVING")
-    w = worker(run, gcs2.port, rdv)
+    w = worker(run, gcs2.port, rdv, RAY_AUTH_TOKEN="right")
     w.wait_for_log("started ray")
     pid = watch_pid(w)
     for _ in range(100):  # logged at its fork: it connects, then confines itself
@@ -75,6 +78,49 @@ def test_a_watching_worker_leaves_the_moment_the_head_finishes(run, gcs, gcs2, t
           f"GCS calls in 5 s of watching: {len(calls)}")
     assert left < LEAVE_BOUND_S, f"the worker left {left:.3f} s after the head's command"
     assert "SIGSYS" not in w.stderr and "the watch on the head's rendezvous ended" not in w.stderr, w.stderr
+
+
+def test_without_a_token_finished_is_confirmed_by_the_key(run, gcs, tmp_path):
+    """Without a token the head writes the "finished" key before FINISHED, and the worker leaves
+    on FINISHED once its own read of the key confirms it: still within a second of the command."""
+    rdv, done = free_port(), tmp_path / "done"
+    h = head(run, gcs, rdv, done)
+    h.wait_for_log("is SERVING")
+    w = worker(run, gcs.port, rdv)
+    w.wait_for_log("started ray")
+    watch_pid(w)
+    time.sleep(0.3)  # connected (the watch's hello needs nothing more)
+    done.touch()
+    assert h.wait(15) == 0, h.stderr
+    assert w.wait(15) == 0, w.stderr
+    assert "the rendezvous' FINISHED is confirmed by the head's GCS" in w.stderr, w.stderr
+    left = log_ts(w.stderr, "the head's command finished (told by its rendezvous)") - \
+        log_ts(h.stderr, "the command exited")
+    assert left < LEAVE_BOUND_S, f"the worker left {left:.3f} s after the head's command"
+
+
+@pytest.mark.parametrize("token", [None, "right"], ids=["no-token", "token"])
+def test_a_strangers_finished_is_ignored(run, gcs, tmp_path, token):
+    """Issue 28: a process on the head's rendezvous port wrote FINISHED, and a joined worker
+    stopped Ray and exited 0 in 0.12 s while the job ran. Now without a token the worker finds no
+    "finished" key in its head's GCS and ignores it; with one the stranger's FINISHED has no tag of
+    the head's (it tags with another token) and ends only the watch. The worker keeps Ray running.
+    On the old code the worker exited 0 at once (the lines below never came)."""
+    stranger = FakeRendezvous(speak=True, finished=True, token="stolen" if token else None)
+    auth = {"RAY_AUTH_TOKEN": token} if token else {}
+    try:
+        w = worker(run, gcs.port, stranger.port, **auth)
+        w.wait_for_log("started ray")
+        watch_pid(w)
+        if token:
+            w.wait_for_log("the watch on the head's rendezvous ended: it sent something other than")
+        else:
+            w.wait_for_log("not the head's word, ignored")
+        time.sleep(0.5)  # what it does next: keep Ray (a stop would follow at once)
+        assert w.proc.poll() is None, w.stderr
+        assert "the head's command finished" not in w.stderr and "stopping Ray" not in w.stderr, w.stderr
+    finally:
+        stranger.close()
 
 
 def test_rendezvous_off_the_worker_leaves_through_the_key(run, gcs, tmp_path):

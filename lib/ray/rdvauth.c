@@ -1,0 +1,150 @@
+/* The rendezvous' keyed messages: the hello, the head's tagged answers, and their bounded parsers.
+ * The tag is HMAC-SHA256(token, "RAYBOOT-RDV/2\n" nonce WORD "\n" cluster-id), compared in
+ * constant time. */
+#include "rdvauth.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define BEARER "authorization: Bearer "
+#define TAG_CONTEXT "RAYBOOT-RDV/2\n"
+
+int rdvauth_key_from_header(struct hmac_sha256_key *k, const char *header)
+{
+    size_t n = strlen(BEARER);
+    if (strncmp(header, BEARER, n) != 0 || !header[n])
+        return -1;
+    hmac_sha256_key(k, header + n, strlen(header + n));
+    return 0;
+}
+
+static void to_hex(const uint8_t *d, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[d[i] >> 4];
+        out[2 * i + 1] = digits[d[i] & 15];
+    }
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1; /* lower case only: one spelling of each value */
+}
+
+/* 0 when the 2n characters at s are hex (into d), -1 otherwise. */
+static int from_hex(const char *s, size_t n, uint8_t *d)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        d[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+/* The words of a message, without the NUL: what goes on the wire is not a C string. */
+static size_t put_words(char *out, const char *words)
+{
+    size_t n = 0;
+    for (; words[n]; n++)
+        out[n] = words[n];
+    return n;
+}
+
+void rdvauth_hello(const uint8_t nonce[RDVAUTH_NONCE_BYTES], char out[RDVAUTH_HELLO_BYTES])
+{
+    size_t p = put_words(out, RDVAUTH_HELLO_PREFIX);
+    to_hex(nonce, RDVAUTH_NONCE_BYTES, out + p);
+    out[RDVAUTH_HELLO_BYTES - 1] = '\n';
+}
+
+int rdvauth_parse_hello(const char *buf, size_t len, uint8_t nonce[RDVAUTH_NONCE_BYTES])
+{
+    size_t p = strlen(RDVAUTH_HELLO_PREFIX), n = len < p ? len : p;
+    if (memcmp(buf, RDVAUTH_HELLO_PREFIX, n) != 0)
+        return -1;
+    for (size_t i = p; i < len && i < RDVAUTH_HELLO_BYTES - 1; i++)
+        if (hex_value(buf[i]) < 0)
+            return -1;
+    if (len < RDVAUTH_HELLO_BYTES)
+        return 0;
+    if (buf[RDVAUTH_HELLO_BYTES - 1] != '\n' || len > RDVAUTH_HELLO_BYTES)
+        return -1; /* the hello is all a worker ever says */
+    return from_hex(buf + p, RDVAUTH_NONCE_BYTES, nonce) == 0 ? 1 : -1;
+}
+
+static const char *word_of(enum rendezvous_parse_result what)
+{
+    return what == RENDEZVOUS_FINISHED ? "FINISHED" : "SERVING";
+}
+
+static void tag(const struct hmac_sha256_key *k, const uint8_t nonce[RDVAUTH_NONCE_BYTES],
+                enum rendezvous_parse_result what, const char *cluster_id, uint8_t out[SHA256_BYTES])
+{
+    const char *word = word_of(what);
+    const char *id = what == RENDEZVOUS_FINISHED && cluster_id ? cluster_id : "";
+    const void *pieces[5] = {TAG_CONTEXT, nonce, word, "\n", id};
+    size_t lens[5] = {strlen(TAG_CONTEXT), RDVAUTH_NONCE_BYTES, strlen(word), 1,
+                      strnlen(id, RDVAUTH_CLUSTER_ID_MAX_BYTES)};
+    hmac_sha256(k, pieces, lens, 5, out);
+}
+
+size_t rdvauth_answer(const struct hmac_sha256_key *k, const uint8_t nonce[RDVAUTH_NONCE_BYTES],
+                      enum rendezvous_parse_result what, const char *cluster_id, char out[RDVAUTH_ANSWER_MAX_BYTES])
+{
+    const char *prefix = what == RENDEZVOUS_FINISHED ? RDVAUTH_FINISHED_PREFIX : RDVAUTH_SERVING_PREFIX;
+    size_t p;
+    uint8_t t[SHA256_BYTES];
+    tag(k, nonce, what, cluster_id, t);
+    p = put_words(out, prefix);
+    to_hex(t, sizeof(t), out + p);
+    out[p + 2 * SHA256_BYTES] = '\n';
+    return p + 2 * SHA256_BYTES + 1;
+}
+
+/* buf against one answer's form: 1 whole (its tag in t), 0 a proper prefix, -1 neither. */
+static int match_answer(const char *buf, size_t len, const char *prefix, uint8_t t[SHA256_BYTES])
+{
+    size_t p = strlen(prefix), whole = p + 2 * SHA256_BYTES + 1;
+    if (memcmp(buf, prefix, len < p ? len : p) != 0)
+        return -1;
+    for (size_t i = p; i < len && i < whole - 1; i++)
+        if (hex_value(buf[i]) < 0)
+            return -1;
+    if (len < whole)
+        return 0;
+    if (buf[whole - 1] != '\n')
+        return -1;
+    return from_hex(buf + p, SHA256_BYTES, t) == 0 ? 1 : -1;
+}
+
+enum rendezvous_parse_result rdvauth_parse(const struct hmac_sha256_key *k, const uint8_t nonce[RDVAUTH_NONCE_BYTES],
+                                           const char *cluster_id, const char *buf, size_t len, size_t *used)
+{
+    static const enum rendezvous_parse_result kinds[2] = {RENDEZVOUS_SERVING, RENDEZVOUS_FINISHED};
+    static const char *const prefixes[2] = {RDVAUTH_SERVING_PREFIX, RDVAUTH_FINISHED_PREFIX};
+    int partial = 0;
+    *used = 0;
+    if (len > RDVAUTH_READ_MAX)
+        len = RDVAUTH_READ_MAX;
+    for (int i = 0; i < 2; i++) {
+        uint8_t got[SHA256_BYTES], want[SHA256_BYTES];
+        int m = match_answer(buf, len, prefixes[i], got);
+        if (m == 0)
+            partial = 1;
+        if (m != 1)
+            continue;
+        tag(k, nonce, kinds[i], cluster_id, want);
+        if (!hmac_equal(got, want, SHA256_BYTES))
+            return RENDEZVOUS_BAD; /* not the head's: whoever wrote it has no token */
+        *used = strlen(prefixes[i]) + 2 * SHA256_BYTES + 1;
+        return kinds[i];
+    }
+    return partial ? RENDEZVOUS_INCOMPLETE : RENDEZVOUS_BAD;
+}
