@@ -142,6 +142,8 @@ char *plan_render_json(const struct plan *p)
         snprintf(url, sizeof(url), "http://%s:%d", p->head_fqdn, p->dashboard_port);
         cJSON_AddItemToObject(root, "dashboard", json_text(url));
     }
+    if (p->role != PLAN_ROLE_SUBMITTER)
+        cJSON_AddItemToObject(root, "nofile", cJSON_CreateNumber((double)p->nofile));
     cJSON_AddItemToObject(root, "ray_start", string_array(&p->ray_start));
     cJSON_AddItemToObject(root, "command", string_array(&p->command));
     cJSON_AddItemToObject(root, "env", env_object(&p->ray_env));
@@ -253,6 +255,11 @@ char *plan_render_text(const struct plan *p)
     }
     if (p->role == PLAN_ROLE_SUBMITTER)
         append(&buf, &len, "submits to:       http://%s:%d (the Ray Jobs API)\n", p->head_fqdn, p->dashboard_port);
+    if (p->role != PLAN_ROLE_SUBMITTER && p->nofile > 0)
+        append(&buf, &len, "open files:       soft limit raised to %ld before ray start (at most the hard limit)\n",
+               p->nofile);
+    else if (p->role != PLAN_ROLE_SUBMITTER)
+        append(&buf, &len, "open files:       limit kept as it is (RAYBOOT_NOFILE=keep)\n");
     append_list(&buf, &len, "ray start:", &p->ray_start);
     append_list(&buf, &len, p->role == PLAN_ROLE_SUBMITTER ? "entrypoint:" : "command:", &p->command);
     append_list(&buf, &len, "env for ray:", &p->ray_env);

@@ -12,6 +12,7 @@
 #include "detect.h"
 #include "env.h"
 #include "fsroot.h"
+#include "nofile.h"
 #include "plan_platform.h"
 #include "podlabels.h"
 #include "podview.h"
@@ -266,6 +267,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
         return errbuf_set(err, "out of memory");
     if (p->role == PLAN_ROLE_SUBMITTER)
         return 0;
+    if (nofile_parse(in->envp, &p->nofile, err) < 0)
+        return -1;
     if (read_resources(in, &pod, p, &rs, err) < 0)
         return -1;
     rs.ray = env_lookup_nonempty(in->envp, "RAYBOOT_RAY");

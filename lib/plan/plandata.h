@@ -70,6 +70,9 @@ struct plan {
     int dashboard_port;
     int client_port;
     long workers_expected;
+    /* The soft RLIMIT_NOFILE Ray is started with (lib/plan/nofile.h): 0 keeps the limit as it
+     * is; never lowered, and the hard limit caps it (at run time: `plan` does not look). */
+    long nofile;
     /* Where workers_expected came from: "volcano" (every task but the head and the submitter),
      * "--worker", "RAYBOOT_WORKERS_EXPECTED", or NULL when unknown. */
     const char *workers_from;
