@@ -280,6 +280,7 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.port = p->head_port;
     rs.dashboard_port = p->dashboard_port;
     rs.client_port = p->client_port;
+    rs.metrics_export_port = RAYSTART_METRICS_EXPORT_PORT;
     rs.node_name = p->node_name;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
     return raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 ? -1 : own_node_name(p, err);

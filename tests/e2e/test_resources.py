@@ -1,5 +1,6 @@
 """What KubeRay's pods get that rayboot now gives Ray itself (issue 29), with real Ray: the raylet
-runs with the open files limit raised from a container runtime's soft 1,024 (containerd 2.x)."""
+runs with the open files limit raised from a container runtime's soft 1,024 (containerd 2.x), and
+every node's Ray metrics answer at the fixed port 8080 that the manifests name `metrics`."""
 import resource
 
 from podsim import wait_until
@@ -30,3 +31,33 @@ def test_the_raylet_runs_with_65536_open_files(cluster):
     if HARD < 65536:  # this machine's hard limit caps it: said, with the number
         assert f"the hard limit is {HARD}" in head.log(), head.log()
     head.delete(grace=10)
+
+
+FETCH_METRICS = """
+import sys, urllib.request
+try:
+    body = urllib.request.urlopen(f"http://{sys.argv[1]}:8080/metrics", timeout=5).read().decode()
+except OSError as e:
+    sys.exit(f"no answer: {e}")
+print(sum(1 for line in body.splitlines() if line.startswith("ray_")))
+"""
+
+
+def ray_metric_lines(pod, ip):
+    out = pod.exec(["python", "-c", FETCH_METRICS, ip], timeout=30)
+    return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else 0
+
+
+def test_every_nodes_metrics_answer_at_8080(cluster):
+    """Prometheus scrapes each pod at the port the manifests name `metrics`: Ray's own metrics
+    must be there on the head and on a worker, not at a port Ray picked at random."""
+    job = cluster.job(ray_job(workers=1))
+    job.start()
+    head, worker = job.pod("head"), job.pod("worker")
+    for pod in (head, worker):
+        # Ray's metrics agent starts with the raylet and exports its first metrics some seconds later.
+        wait_until(lambda: ray_metric_lines(head, pod.ip) > 0 or not pod.running(), 180,
+                   f"Ray's metrics at {pod.name}:8080", interval=1)
+        assert pod.running(), pod.log()
+    for pod in (worker, head):
+        pod.delete(grace=10)

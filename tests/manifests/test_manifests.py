@@ -350,3 +350,27 @@ def test_ray_token_auth_is_on_everywhere():
             assert secret["items"] == [{"key": "token", "path": file}], f"{where}: {secret}"
             assert secret.get("defaultMode") == 0o440, f"{where}: {oct(secret.get('defaultMode', 0o644))}"
             assert spec["securityContext"].get("fsGroup") == spec["securityContext"]["runAsGroup"], where
+
+
+def ray_containers():
+    """(path, pod spec, container) of every container that runs a Ray node: a Ray image, not the
+    submitter (which runs no Ray)."""
+    for path, spec in pod_specs():
+        for c in spec.get("containers", []):
+            if (c["image"].startswith("registry.example.com/ray:") or c["image"] == STOCK_RAY) and \
+                    c["name"] != "submitter":
+                yield path, spec, c
+
+
+def test_rayboots_ray_exports_metrics_at_the_port_named_metrics():
+    """rayboot starts every node with --metrics-export-port=8080: each container where rayboot runs
+    Ray names that port `metrics`, where Prometheus looks. (The Volcano ray plugin's own `ray start`,
+    in sidecar-only.yaml, sets no metrics port: Ray picks one, so none is named there.)"""
+    checked = 0
+    for path, _, c in ray_containers():
+        if "rayboot" not in " ".join(c.get("command", [])):
+            continue
+        ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        assert ports.get("metrics") == 8080, f"{path.name}/{c['name']}: {ports}"
+        checked += 1
+    assert checked >= 12, checked
