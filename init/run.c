@@ -230,7 +230,7 @@ static int load_auth(const char *const *envp, const char *root, struct rayauth *
 static int setup(struct pod *pod, const struct cli *cli, const char *const *envp, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
-    struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
+    struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc, true};
     struct rayauth auth;
     sigset_t set;
     int rc;

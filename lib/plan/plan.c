@@ -18,6 +18,7 @@
 #include "podview.h"
 #include "raystart.h"
 #include "resolvconf.h"
+#include "shm.h"
 #include "volcano.h"
 
 static int copy_str(char *dst, size_t cap, const char *src)
@@ -283,7 +284,11 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.metrics_export_port = RAYSTART_METRICS_EXPORT_PORT;
     rs.node_name = p->node_name;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
-    return raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 ? -1 : own_node_name(p, err);
+    if (raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 || own_node_name(p, err) < 0)
+        return -1;
+    if (in->check_shm && shm_check(pod.root, rs.memory_bytes, &p->ray_start, &p->warnings) < 0)
+        return errbuf_set(err, "out of memory");
+    return 0;
 }
 
 /* An Indexed Job has one pod template for every index, and a LeaderWorkerSet without a

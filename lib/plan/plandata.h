@@ -48,6 +48,9 @@ struct plan_input {
     const char *hostname;             /* gethostname(), used when HOSTNAME is unset */
     char *const *command;             /* the user's command (after "--"), may be NULL */
     int command_argc;
+    /* Measure /dev/shm against Ray's object store (lib/plan/shm.h): rayboot, in the Ray container;
+     * not the sidecar, whose /dev/shm and memory limit are its own container's. */
+    bool check_shm;
 };
 
 struct plan {

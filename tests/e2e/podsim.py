@@ -528,6 +528,7 @@ class Pod:
         # (soft, hard) RLIMIT_NOFILE the pod's PID 1 starts with, as a container runtime sets it
         # (containerd 2.x: a soft limit of 1,024); None: the host's.
         self.nofile = None
+        self.shm_size = None  # the size of its /dev/shm ("64m" as a container runtime's), None: unbounded
 
     # What the pod is given ---------------------------------------------------------------------
     def env(self, container=None) -> dict:
@@ -580,7 +581,8 @@ class Pod:
         spec = self.dir / f"spec-{self.incarnation}.json"
         keep = [str(HERE.parent.parent), str(self.cluster.venv)] + [str(p) for p in self.keep]
         spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
-                                    "env": self.env(), "keep": keep, "hostname": self.hostname}))
+                                    "env": self.env(), "keep": keep, "hostname": self.hostname,
+                                    "shm_size": self.shm_size}))
         self.log_path = self.dir / f"log-{self.incarnation}.txt"
         # prlimit(1), not a preexec_fn: Python then forks instead of vforking.
         limits = ["prlimit", f"--nofile={self.nofile[0]}:{self.nofile[1]}", "--"] if self.nofile else []

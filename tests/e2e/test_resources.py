@@ -1,10 +1,13 @@
 """What KubeRay's pods get that rayboot now gives Ray itself (issue 29), with real Ray: the raylet
 runs with the open files limit raised from a container runtime's soft 1,024 (containerd 2.x), and
-every node's Ray metrics answer at the fixed port 8080 that the manifests name `metrics`."""
+every node's Ray metrics answer at the fixed port 8080 that the manifests name `metrics`, and a
+/dev/shm too small for Ray's object store is said by rayboot before Ray falls back to disk."""
 import resource
 
+import pytest
+
 from podsim import wait_until
-from rayjobs import ray_job
+from rayjobs import LIGHT, env, ray_job
 
 HARD = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 if HARD == resource.RLIM_INFINITY:
@@ -28,6 +31,7 @@ def test_the_raylet_runs_with_65536_open_files(cluster):
     raylets = wait_until(lambda: head.processes("raylet") or not head.running(), 180, "the head's raylet")
     assert head.running(), head.log()
     assert soft_nofile(raylets[0]) == min(65536, HARD), head.log()
+    assert "/dev/shm has" not in head.log()  # an unbounded /dev/shm holds any object store
     if HARD < 65536:  # this machine's hard limit caps it: said, with the number
         assert f"the hard limit is {HARD}" in head.log(), head.log()
     head.delete(grace=10)
@@ -61,3 +65,26 @@ def test_every_nodes_metrics_answer_at_8080(cluster):
         assert pod.running(), pod.log()
     for pod in (worker, head):
         pod.delete(grace=10)
+
+
+@pytest.mark.parametrize("shm_size,fits", [("64m", False), ("512m", True)])
+def test_rayboot_warns_exactly_when_ray_puts_its_store_on_disk(cluster, shm_size, fits):
+    """A 200 MB object store (--object-store-memory): in a container runtime's 64 MiB /dev/shm
+    rayboot warns, naming the fix, and Ray indeed puts the store on disk; in a 512 MiB one
+    (an emptyDir's sizeLimit) neither happens. Ray's choice is read from the raylet's argv."""
+    extra = env(RAYBOOT_RAY_START_ARGS=f"{LIGHT} --object-store-memory=200000000")
+    head = cluster.job(ray_job(workers=1, head_env=extra)).pod("head")
+    head.shm_size = shm_size
+    head.start()
+    raylets = wait_until(lambda: head.processes("raylet") or not head.running(), 180, "the head's raylet")
+    assert head.running(), head.log()
+    with open(f"/proc/{raylets[0]}/cmdline", "rb") as f:
+        (plasma,) = [a for a in f.read().decode().split("\0") if a.startswith("--plasma_directory=")]
+    log = head.log()
+    if fits:
+        assert plasma == "--plasma_directory=/dev/shm" and "/dev/shm has" not in log, log
+    else:
+        assert plasma != "--plasma_directory=/dev/shm", plasma
+        assert "/dev/shm has 64 MiB free, less than the 190 MiB object store Ray will make" in log, log
+        assert "emptyDir: {medium: Memory, sizeLimit: 191Mi}" in log, log
+    head.delete(grace=10)

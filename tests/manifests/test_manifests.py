@@ -374,3 +374,36 @@ def test_rayboots_ray_exports_metrics_at_the_port_named_metrics():
         assert ports.get("metrics") == 8080, f"{path.name}/{c['name']}: {ports}"
         checked += 1
     assert checked >= 12, checked
+
+
+QUANTITY_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def quantity_bytes(q):
+    """A Kubernetes memory quantity ("4Gi", "512Mi", "1000000") in bytes."""
+    m = re.fullmatch(r"(\d+)([KMGT]i?|k)?", str(q))
+    assert m, f"not a memory quantity this test reads: {q!r}"
+    return int(m.group(1)) * QUANTITY_UNITS.get(m.group(2) or "", 1)
+
+
+def test_every_ray_container_has_a_memory_limit_and_a_memory_backed_dev_shm():
+    """Ray sizes its object store at 30% of the memory it sees and puts it in /dev/shm only if it
+    fits there (a container runtime's /dev/shm is 64 MiB): every Ray container has a memory
+    request and limit (without one Ray sizes itself from the whole node) and mounts at /dev/shm
+    an emptyDir with medium Memory whose sizeLimit holds that 30%."""
+    checked = 0
+    for path, spec, c in ray_containers():
+        where = f"{path.name}/{c['name']}"
+        resources = c.get("resources", {})
+        assert "memory" in resources.get("requests", {}), f"{where}: no memory request"
+        limit = quantity_bytes(resources.get("limits", {}).get("memory", "0"))
+        assert limit > 0, f"{where}: no memory limit"
+        (shm,) = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/dev/shm"] or [None]
+        assert shm, f"{where}: nothing mounted at /dev/shm"
+        volume = {v["name"]: v for v in spec["volumes"]}[shm["name"]]
+        empty_dir = volume.get("emptyDir")
+        assert empty_dir and empty_dir.get("medium") == "Memory", f"{where}: /dev/shm is not a memory-backed emptyDir"
+        assert quantity_bytes(empty_dir.get("sizeLimit", "0")) >= limit * 3 // 10, \
+            f"{where}: /dev/shm's sizeLimit is below the object store, 30% of {resources['limits']['memory']}"
+        checked += 1
+    assert checked >= 14, checked
