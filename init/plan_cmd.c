@@ -14,7 +14,7 @@
 int plan_cmd_run(const struct cli *cli, const char *const *envp)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
-    struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
+    struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc, true};
     struct plan plan;
     struct settings settings;
     struct errbuf err;

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
+#include "raystart.h"
 
 static cJSON *string_or_null(const char *s)
 {
@@ -142,6 +143,8 @@ char *plan_render_json(const struct plan *p)
         snprintf(url, sizeof(url), "http://%s:%d", p->head_fqdn, p->dashboard_port);
         cJSON_AddItemToObject(root, "dashboard", json_text(url));
     }
+    if (p->role != PLAN_ROLE_SUBMITTER)
+        cJSON_AddItemToObject(root, "nofile", cJSON_CreateNumber((double)p->nofile));
     cJSON_AddItemToObject(root, "ray_start", string_array(&p->ray_start));
     cJSON_AddItemToObject(root, "command", string_array(&p->command));
     cJSON_AddItemToObject(root, "env", env_object(&p->ray_env));
@@ -208,6 +211,13 @@ static void workers_from_text(const struct plan *p, char *out, size_t cap)
         snprintf(out, cap, "%s", from);
 }
 
+/* The port Ray exports its metrics at: ours, or the user's --metrics-export-port. */
+static const char *metrics_port(const struct plan *p)
+{
+    const char *port = raystart_flag_value(&p->ray_start, "--metrics-export-port");
+    return port ? port : "chosen by Ray";
+}
+
 char *plan_render_text(const struct plan *p)
 {
     size_t len = 0;
@@ -253,6 +263,14 @@ char *plan_render_text(const struct plan *p)
     }
     if (p->role == PLAN_ROLE_SUBMITTER)
         append(&buf, &len, "submits to:       http://%s:%d (the Ray Jobs API)\n", p->head_fqdn, p->dashboard_port);
+    if (p->role != PLAN_ROLE_SUBMITTER && p->nofile > 0)
+        append(&buf, &len, "open files:       soft limit raised to %ld before ray start (at most the hard limit)\n",
+               p->nofile);
+    else if (p->role != PLAN_ROLE_SUBMITTER)
+        append(&buf, &len, "open files:       limit kept as it is (RAYBOOT_NOFILE=keep)\n");
+    if (p->role != PLAN_ROLE_SUBMITTER)
+        append(&buf, &len, "metrics:          port %s (Prometheus: http://%s:%s/metrics)\n", metrics_port(p),
+               p->pod_ip[0] ? p->pod_ip : "POD_IP", metrics_port(p));
     append_list(&buf, &len, "ray start:", &p->ray_start);
     append_list(&buf, &len, p->role == PLAN_ROLE_SUBMITTER ? "entrypoint:" : "command:", &p->command);
     append_list(&buf, &len, "env for ray:", &p->ray_env);

@@ -4,13 +4,16 @@
  * termination log. What each phase does to the pod's processes is pod.c's. */
 #include "run.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "env.h"
 #include "exitcode.h"
 #include "log.h"
+#include "nofile.h"
 #include "pod.h"
 #include "proc.h"
 #include "rayauth.h"
@@ -183,6 +186,35 @@ static int build_envs(struct pod *pod, const char *const *envp, const struct ray
     return rc ? -1 : 0;
 }
 
+/* Ray needs far more descriptors than a runtime's default soft limit (containerd 2.x: 1,024),
+ * and with no shell nothing runs `ulimit -n` (KubeRay does): rayboot raises its own soft limit,
+ * which Ray and the command inherit. A hard limit below the target caps it, with a warning; a
+ * failure is only a warning: Ray may still run. */
+static void raise_nofile(long target)
+{
+    struct rlimit rl;
+    unsigned long long soft;
+    int clamped;
+    if (target <= 0)
+        return;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+        log_warn("getrlimit(RLIMIT_NOFILE): %s; the open files limit is left as it is", strerror(errno));
+        return;
+    }
+    soft = nofile_choose(target, rl.rlim_cur, rl.rlim_max, &clamped);
+    if (clamped)
+        log_warn("open files: the hard limit is %llu, below RAYBOOT_NOFILE's %ld: the soft limit is raised to "
+                 "%llu only (raise the container runtime's hard limit, or set RAYBOOT_NOFILE)",
+                 (unsigned long long)rl.rlim_max, target, soft);
+    if (soft == rl.rlim_cur)
+        return;
+    rl.rlim_cur = (rlim_t)soft;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        log_warn("setrlimit(RLIMIT_NOFILE, %llu): %s; the open files limit is left as it is", soft, strerror(errno));
+    else
+        log_info("open files: soft limit raised to %llu (hard %llu)", soft, (unsigned long long)rl.rlim_max);
+}
+
 /* Ray's TLS refused, Ray's token found (or refused) before anything starts; says where the
  * token came from, never what it is. */
 static int load_auth(const char *const *envp, const char *root, struct rayauth *auth, struct errbuf *err)
@@ -200,7 +232,7 @@ static int load_auth(const char *const *envp, const char *root, struct rayauth *
 static int setup(struct pod *pod, const struct cli *cli, const char *const *envp, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
-    struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc};
+    struct plan_input in = {envp, &cli->plugin, hostname, cli->command, cli->command_argc, true};
     struct rayauth auth;
     sigset_t set;
     int rc;
@@ -236,6 +268,8 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
         errbuf_set(err, "out of memory");
         return EXIT_SOFTWARE;
     }
+    if (pod->plan.role != PLAN_ROLE_SUBMITTER)
+        raise_nofile(pod->plan.nofile);
     if (proc_become_subreaper(err) < 0)
         return EXIT_SOFTWARE;
     if (prober_start(&pod->prober, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), err) < 0)

@@ -52,6 +52,8 @@ static const char usage_text[] =
     "                        (default: this pod's line in /etc/hosts)\n"
     "  RAYBOOT_TERMINATION_LOG  file for the one-line end reason (default /dev/termination-log)\n"
     "  RAYBOOT_RAY           the ray executable (default: ray on PATH)\n"
+    "  RAYBOOT_NOFILE        the soft open files limit Ray and the command start with: raised to it,\n"
+    "                        at most the hard limit, never lowered (default 65536; 0 or keep: as is)\n"
     "  RAYBOOT_POD_NAME, RAYBOOT_POD_NAMESPACE  from the downward API (default: HOSTNAME, the\n"
     "                        service-account namespace file)\n"
     "  RAYBOOT_CLUSTER_DOMAIN  the cluster domain (default: from /etc/hosts or resolv.conf, else cluster.local)\n"

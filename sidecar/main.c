@@ -187,7 +187,7 @@ static int check_auth(const struct sidecar *s, struct errbuf *err)
 static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
-    struct plan_input in = {s->envp, &cli->plugin, hostname, NULL, 0};
+    struct plan_input in = {s->envp, &cli->plugin, hostname, NULL, 0, false}; /* its own /dev/shm: not Ray's */
     sigset_t set;
 
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)

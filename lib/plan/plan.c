@@ -12,11 +12,13 @@
 #include "detect.h"
 #include "env.h"
 #include "fsroot.h"
+#include "nofile.h"
 #include "plan_platform.h"
 #include "podlabels.h"
 #include "podview.h"
 #include "raystart.h"
 #include "resolvconf.h"
+#include "shm.h"
 #include "volcano.h"
 
 static int copy_str(char *dst, size_t cap, const char *src)
@@ -266,6 +268,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
         return errbuf_set(err, "out of memory");
     if (p->role == PLAN_ROLE_SUBMITTER)
         return 0;
+    if (nofile_parse(in->envp, &p->nofile, err) < 0)
+        return -1;
     if (read_resources(in, &pod, p, &rs, err) < 0)
         return -1;
     rs.ray = env_lookup_nonempty(in->envp, "RAYBOOT_RAY");
@@ -277,9 +281,14 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.port = p->head_port;
     rs.dashboard_port = p->dashboard_port;
     rs.client_port = p->client_port;
+    rs.metrics_export_port = RAYSTART_METRICS_EXPORT_PORT;
     rs.node_name = p->node_name;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
-    return raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 ? -1 : own_node_name(p, err);
+    if (raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 || own_node_name(p, err) < 0)
+        return -1;
+    if (in->check_shm && shm_check(pod.root, rs.memory_bytes, &p->ray_start, &p->warnings) < 0)
+        return errbuf_set(err, "out of memory");
+    return 0;
 }
 
 /* An Indexed Job has one pod template for every index, and a LeaderWorkerSet without a

@@ -48,6 +48,9 @@ struct plan_input {
     const char *hostname;             /* gethostname(), used when HOSTNAME is unset */
     char *const *command;             /* the user's command (after "--"), may be NULL */
     int command_argc;
+    /* Measure /dev/shm against Ray's object store (lib/plan/shm.h): rayboot, in the Ray container;
+     * not the sidecar, whose /dev/shm and memory limit are its own container's. */
+    bool check_shm;
 };
 
 struct plan {
@@ -70,6 +73,9 @@ struct plan {
     int dashboard_port;
     int client_port;
     long workers_expected;
+    /* The soft RLIMIT_NOFILE Ray is started with (lib/plan/nofile.h): 0 keeps the limit as it
+     * is; never lowered, and the hard limit caps it (at run time: `plan` does not look). */
+    long nofile;
     /* Where workers_expected came from: "volcano" (every task but the head and the submitter),
      * "--worker", "RAYBOOT_WORKERS_EXPECTED", or NULL when unknown. */
     const char *workers_from;

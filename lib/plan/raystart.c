@@ -164,6 +164,8 @@ int raystart_build(const struct raystart_input *in, struct strv *argv, struct st
     }
     if (in->node_ip)
         rc |= strv_pushf(argv, "--node-ip-address=%s", in->node_ip);
+    if (in->metrics_export_port > 0)
+        rc |= strv_pushf(argv, "--metrics-export-port=%d", in->metrics_export_port);
     if (in->node_name && in->node_name[0])
         rc |= strv_pushf(argv, "--node-name=%s", in->node_name);
     if (in->num_cpus > 0)

@@ -6,6 +6,10 @@
 #include "errbuf.h"
 #include "strv.h"
 
+/* KubeRay's fixed metrics port (its pods name it `metrics`): Prometheus finds every node's Ray
+ * metrics at the same port, not at one Ray picks at random. */
+#define RAYSTART_METRICS_EXPORT_PORT 8080
+
 struct raystart_input {
     const char *ray;                 /* argv[0]: RAYBOOT_RAY or "ray" */
     int head;                        /* 1 for the head, 0 for a worker */
@@ -15,6 +19,7 @@ struct raystart_input {
     int port;                        /* head: --port; workers: --address port */
     int dashboard_port;              /* head only */
     int client_port;                 /* head only */
+    int metrics_export_port;         /* --metrics-export-port, every node */
     long num_cpus;                   /* 0: leave to Ray */
     unsigned long long memory_bytes; /* 0: leave to Ray */
     long num_gpus;                   /* -1: leave to Ray */

@@ -4,6 +4,7 @@ asks through FAKE_RAY_MODE: "block" (like `ray start --block`: run until SIGTERM
 "exit:N" (exit N at once), "ignore-term" (ignore SIGTERM; only SIGKILL ends it)."""
 import json
 import os
+import resource
 import signal
 import sys
 import time
@@ -18,6 +19,7 @@ log = os.environ.get("FAKE_RAY_LOG")
 if log:
     with open(log, "a") as f:
         f.write(json.dumps({"argv": sys.argv, "pid": os.getpid(), "pgid": os.getpgid(0),
+                            "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
                             "env": {k: v for k, v in os.environ.items() if k.startswith("RAY")}}) + "\n")
 if mode.startswith("exit:"):
     sys.exit(int(mode.split(":", 1)[1]))

@@ -58,6 +58,7 @@ REFUSED_ENV = {
     "RAYBOOT_POD_NAMESPACE": PLAN_READS,
     "RAYBOOT_CLUSTER_DOMAIN": PLAN_READS,
     "RAYBOOT_WORKERS_EXPECTED": PLAN_READS,
+    "RAYBOOT_NOFILE": PLAN_READS,
     "RAYBOOT_SUBMITTER_TASK": ("volcano",),  # read only where Volcano names the tasks
     "RAYBOOT_WORKER_PARALLELISM": ("jobset",),  # read only where a JobSet's labels name the pod
     "RAYBOOT_WAIT_TIMEOUT": SETTINGS_READ,

@@ -42,7 +42,9 @@ def main():
     hidden = [p for p in spec.get("keep", []) if os.path.realpath(p).startswith("/tmp/")]
     handles = {p: os.open(os.path.realpath(p), os.O_PATH | os.O_DIRECTORY) for p in hidden}
     mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp")
-    mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/dev/shm")
+    # A container runtime's /dev/shm is 64 MiB; a pod's, a memory-backed emptyDir of its sizeLimit.
+    shm_size = f",size={spec['shm_size']}" if spec.get("shm_size") else ""
+    mount("-t", "tmpfs", "-o", f"mode=1777{shm_size}", "tmpfs", "/dev/shm")
     for path, fd in handles.items():
         target = os.path.realpath(path)
         os.makedirs(target, exist_ok=True)

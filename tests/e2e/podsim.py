@@ -526,6 +526,10 @@ class Pod:
         self.added = []  # containers a test added (add_container): killed with the pod
         self.hook_results = []
         self.incarnation = 0
+        # (soft, hard) RLIMIT_NOFILE the pod's PID 1 starts with, as a container runtime sets it
+        # (containerd 2.x: a soft limit of 1,024); None: the host's.
+        self.nofile = None
+        self.shm_size = None  # the size of its /dev/shm ("64m" as a container runtime's), None: unbounded
 
     # What the pod is given ---------------------------------------------------------------------
     def env(self, container=None) -> dict:
@@ -578,10 +582,13 @@ class Pod:
         spec = self.dir / f"spec-{self.incarnation}.json"
         keep = [str(HERE.parent.parent), str(self.cluster.venv)] + [str(p) for p in self.keep]
         spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
-                                    "env": self.env(), "keep": keep, "hostname": self.hostname}))
+                                    "env": self.env(), "keep": keep, "hostname": self.hostname,
+                                    "shm_size": self.shm_size}))
         self.log_path = self.dir / f"log-{self.incarnation}.txt"
+        # prlimit(1), not a preexec_fn: Python then forks instead of vforking.
+        limits = ["prlimit", f"--nofile={self.nofile[0]}:{self.nofile[1]}", "--"] if self.nofile else []
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns, "unshare", "--pid", "--fork", "--mount", "--mount-proc", "--uts",
+            [*limits, "ip", "netns", "exec", self.ns, "unshare", "--pid", "--fork", "--mount", "--mount-proc", "--uts",
              "--propagation", "private", "--kill-child", sys.executable, str(HERE / "podinit.py"), str(spec)],
             stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
         self.pid1 = wait_until(self._find_pid1, 10, f"pod {self.name} to start")
@@ -595,6 +602,21 @@ class Pod:
             self.mark_ready()
         elif self.job.publish_not_ready:
             self.cluster._write_dns()  # its Service publishes it before it is Ready
+
+    def processes(self, exe_name):
+        """Host PIDs of the pod's processes (its PID namespace) whose executable is named exe_name."""
+        pidns = os.readlink(f"/proc/{self.pid1}/ns/pid")
+        found = []
+        for entry in pathlib.Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv0 = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+                if os.path.basename(argv0) == exe_name and os.readlink(entry / "ns" / "pid") == pidns:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+        return found
 
     def _find_pid1(self):
         try:

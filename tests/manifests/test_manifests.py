@@ -369,3 +369,60 @@ def test_ray_token_auth_is_on_everywhere():
             assert secret["items"] == [{"key": "token", "path": file}], f"{where}: {secret}"
             assert secret.get("defaultMode") == 0o440, f"{where}: {oct(secret.get('defaultMode', 0o644))}"
             assert spec["securityContext"].get("fsGroup") == spec["securityContext"]["runAsGroup"], where
+
+
+def ray_containers():
+    """(path, pod spec, container) of every container that runs a Ray node: a Ray image, not the
+    submitter (which runs no Ray)."""
+    for path, spec in pod_specs():
+        for c in spec.get("containers", []):
+            if (c["image"].startswith("registry.example.com/ray:") or c["image"] == STOCK_RAY) and \
+                    c["name"] != "submitter":
+                yield path, spec, c
+
+
+def test_rayboots_ray_exports_metrics_at_the_port_named_metrics():
+    """rayboot starts every node with --metrics-export-port=8080: each container where rayboot runs
+    Ray names that port `metrics`, where Prometheus looks. (The Volcano ray plugin's own `ray start`,
+    in sidecar-only.yaml, sets no metrics port: Ray picks one, so none is named there.)"""
+    checked = 0
+    for path, _, c in ray_containers():
+        if "rayboot" not in " ".join(c.get("command", [])):
+            continue
+        ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        assert ports.get("metrics") == 8080, f"{path.name}/{c['name']}: {ports}"
+        checked += 1
+    assert checked >= 12, checked
+
+
+QUANTITY_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def quantity_bytes(q):
+    """A Kubernetes memory quantity ("4Gi", "512Mi", "1000000") in bytes."""
+    m = re.fullmatch(r"(\d+)([KMGT]i?|k)?", str(q))
+    assert m, f"not a memory quantity this test reads: {q!r}"
+    return int(m.group(1)) * QUANTITY_UNITS.get(m.group(2) or "", 1)
+
+
+def test_every_ray_container_has_a_memory_limit_and_a_memory_backed_dev_shm():
+    """Ray sizes its object store at 30% of the memory it sees and puts it in /dev/shm only if it
+    fits there (a container runtime's /dev/shm is 64 MiB): every Ray container has a memory
+    request and limit (without one Ray sizes itself from the whole node) and mounts at /dev/shm
+    an emptyDir with medium Memory whose sizeLimit holds that 30%."""
+    checked = 0
+    for path, spec, c in ray_containers():
+        where = f"{path.name}/{c['name']}"
+        resources = c.get("resources", {})
+        assert "memory" in resources.get("requests", {}), f"{where}: no memory request"
+        limit = quantity_bytes(resources.get("limits", {}).get("memory", "0"))
+        assert limit > 0, f"{where}: no memory limit"
+        (shm,) = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/dev/shm"] or [None]
+        assert shm, f"{where}: nothing mounted at /dev/shm"
+        volume = {v["name"]: v for v in spec["volumes"]}[shm["name"]]
+        empty_dir = volume.get("emptyDir")
+        assert empty_dir and empty_dir.get("medium") == "Memory", f"{where}: /dev/shm is not a memory-backed emptyDir"
+        assert quantity_bytes(empty_dir.get("sizeLimit", "0")) >= limit * 3 // 10, \
+            f"{where}: /dev/shm's sizeLimit is below the object store, 30% of {resources['limits']['memory']}"
+        checked += 1
+    assert checked >= 14, checked
