@@ -14,6 +14,20 @@ MAP = REPO / "tests" / "README.md"
 CODE = re.compile(r"`([^`]+)`")
 
 
+def outside_parentheses(text):
+    """TEXT without what stands in parentheses: the names a cell lists, not the ones its notes
+    mention (`test_nofile` (`RAYBOOT_NOFILE`'s values) names one test)."""
+    out, depth = [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
 def table_columns():
     """The backticked names of each of the table's first three columns (a list of sets)."""
     cols = [set(), set(), set()]
@@ -22,7 +36,7 @@ def table_columns():
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         for i in range(min(3, len(cells))):
-            for name in CODE.findall(cells[i]):
+            for name in CODE.findall(outside_parentheses(cells[i])):
                 cols[i].add(name.split(" ")[0].strip(","))
     return cols
 
