@@ -15,6 +15,7 @@
 #include "plan_platform.h"
 #include "podlabels.h"
 #include "podview.h"
+#include "raylabels.h"
 #include "raystart.h"
 #include "resolvconf.h"
 #include "volcano.h"
@@ -279,7 +280,9 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.client_port = p->client_port;
     rs.node_name = p->node_name;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
-    return raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 ? -1 : own_node_name(p, err);
+    if (raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 || own_node_name(p, err) < 0)
+        return -1;
+    return raylabels_plan(in->envp, pod.root, rs.ray, p, err);
 }
 
 /* An Indexed Job has one pod template for every index, and a LeaderWorkerSet without a
