@@ -37,27 +37,6 @@ static int is_executable(const char *root, const char *path)
            access(full, X_OK) == 0;
 }
 
-/* ray's path as execve's PATH search finds it (lib/base/proc.c), into out. */
-static int find_on_path(const char *root, const char *const *envp, const char *ray, char *out, size_t cap)
-{
-    const char *path = env_exec_path(envp);
-    if (strchr(ray, '/'))
-        return join(out, cap, ray, "", "") == 0 && is_executable(root, out) ? 0 : -1;
-    while (*path) {
-        size_t len = strcspn(path, ":");
-        char dir[RAYVERSION_PATH_MAX_BYTES];
-        /* An empty entry is the working directory, which a pod's files under root cannot say. */
-        if (len > 0 && len < sizeof(dir)) {
-            memcpy(dir, path, len);
-            dir[len] = '\0';
-            if (join(out, cap, dir, "/", ray) == 0 && is_executable(root, out))
-                return 0;
-        }
-        path += len + (path[len] == ':');
-    }
-    return -1;
-}
-
 /* Follows path's symlinks (an absolute target is under root too) to the file itself. */
 static int resolve_links(const char *root, char *path, size_t cap)
 {
@@ -82,6 +61,42 @@ static int resolve_links(const char *root, char *path, size_t cap)
         }
         if (join(path, cap, next, "", "") < 0)
             return -1;
+    }
+    return -1;
+}
+
+/* A candidate for ray: its symlinks followed under root (-2 when they cannot be), then an
+ * executable regular file (0) or not (-1). */
+static int candidate(const char *root, char *path, size_t cap)
+{
+    char full[RAYVERSION_PATH_MAX_BYTES];
+    struct stat st;
+    if (fsroot_path(root, path, full, sizeof(full)) < 0 || lstat(full, &st) < 0)
+        return -1;
+    if (resolve_links(root, path, cap) < 0)
+        return -2;
+    return is_executable(root, path) ? 0 : -1;
+}
+
+/* ray's path as execve's PATH search finds it (lib/base/proc.c), its symlinks followed, into
+ * out; -2 when the first one found is a symlink that cannot be followed (out is then its path). */
+static int find_on_path(const char *root, const char *const *envp, const char *ray, char *out, size_t cap)
+{
+    const char *path = env_exec_path(envp);
+    int rc;
+    if (strchr(ray, '/'))
+        return join(out, cap, ray, "", "") < 0 ? -1 : candidate(root, out, cap);
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        char dir[RAYVERSION_PATH_MAX_BYTES];
+        /* An empty entry is the working directory, which a pod's files under root cannot say. */
+        if (len > 0 && len < sizeof(dir)) {
+            memcpy(dir, path, len);
+            dir[len] = '\0';
+            if (join(out, cap, dir, "/", ray) == 0 && (rc = candidate(root, out, cap)) != -1)
+                return rc;
+        }
+        path += len + (path[len] == ':');
     }
     return -1;
 }
@@ -172,18 +187,20 @@ void rayversion_read(const char *root, const char *const *envp, const char *ray,
     char exe[RAYVERSION_PATH_MAX_BYTES], prefix[RAYVERSION_PATH_MAX_BYTES], meta[RAYVERSION_PATH_MAX_BYTES];
     char *text = NULL, *slash;
     struct errbuf err;
+    int rc;
 
     memset(out, 0, sizeof(*out));
-    if (find_on_path(root, envp, ray, exe, sizeof(exe)) < 0) {
+    rc = find_on_path(root, envp, ray, exe, sizeof(exe));
+    if (rc == -2) {
+        snprintf(out->why, sizeof(out->why), "%.200s: a symlink that cannot be followed", exe);
+        return;
+    }
+    if (rc < 0) {
         snprintf(out->why, sizeof(out->why), "no executable %.200s%s%.200s", ray,
                  strchr(ray, '/') ? "" : " on PATH=", strchr(ray, '/') ? "" : env_exec_path(envp));
         return;
     }
     snprintf(prefix, sizeof(prefix), "%s", exe);
-    if (resolve_links(root, prefix, sizeof(prefix)) < 0) {
-        snprintf(out->why, sizeof(out->why), "%.200s: a symlink that cannot be followed", exe);
-        return;
-    }
     /* PREFIX/bin/ray: two directories up. */
     for (int up = 0; up < 2; up++) {
         slash = strrchr(prefix, '/');
