@@ -1,7 +1,7 @@
 /* libFuzzer target: the planner on any environment (lib/plan/plan.c with lib/base/env.c, lib/plan/settings.c,
- * lib/plan/pluginargs.c, lib/net/address.c, lib/plan/raystart.c and the VC_*_HOSTS path of lib/plan/volcano.c),
- * rendered as `rayboot plan` prints it (init/plan_render.c). Input: one KEY=VALUE per line, as in
- * tests/fixtures/pods/<case>/env. RAYBOOT_ROOT points nowhere, so the plan depends on the
+ * lib/plan/pluginargs.c, lib/net/address.c, lib/plan/raystart.c, the node labels (lib/plan/raylabels.c, labelsyntax.c)
+ * and the VC_*_HOSTS path of lib/plan/volcano.c), rendered as `rayboot plan` prints it (init/plan_render.c). Input: one
+ * KEY=VALUE per line, as in tests/fixtures/pods/<case>/env. RAYBOOT_ROOT points nowhere, so the plan depends on the
  * environment alone. A plan that is made must render as JSON that parses, with ray_start[1]
  * "start" and a head port in 1..65535; a refusal must come with a message. */
 #include <string.h>

@@ -115,6 +115,20 @@ static cJSON *evidence_object(const struct plan *p)
     return obj;
 }
 
+/* The node labels, whether ray start gets them, and the Ray version that decided
+ * (lib/plan/raylabels.c). */
+static cJSON *labels_object(const struct plan_labels *l)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddItemToObject(obj, "labels", env_object(&l->labels));
+    cJSON_AddItemToObject(obj, "passed", cJSON_CreateBool(l->passed));
+    cJSON_AddItemToObject(obj, "ray_version", string_or_null(l->ray.version));
+    cJSON_AddItemToObject(obj, "ray_version_from", string_or_null(l->ray.from));
+    cJSON_AddItemToObject(obj, "ray_version_unknown_why", string_or_null(l->ray.why));
+    cJSON_AddItemToObject(obj, "notes", string_array(&l->notes));
+    return obj;
+}
+
 char *plan_render_json(const struct plan *p)
 {
     cJSON *root = cJSON_CreateObject();
@@ -146,6 +160,8 @@ char *plan_render_json(const struct plan *p)
     if (p->role != PLAN_ROLE_SUBMITTER)
         cJSON_AddItemToObject(root, "nofile", cJSON_CreateNumber((double)p->nofile));
     cJSON_AddItemToObject(root, "ray_start", string_array(&p->ray_start));
+    if (p->role != PLAN_ROLE_SUBMITTER)
+        cJSON_AddItemToObject(root, "node_labels", labels_object(&p->labels));
     cJSON_AddItemToObject(root, "command", string_array(&p->command));
     cJSON_AddItemToObject(root, "env", env_object(&p->ray_env));
     cJSON_AddItemToObject(root, "command_env", env_object(&p->command_env));
@@ -188,6 +204,18 @@ static void append_list(char **buf, size_t *len, const char *label, const struct
     for (size_t i = 0; i < v->len; i++)
         append(buf, len, " %s", v->items[i]);
     append(buf, len, "\n");
+}
+
+/* The node labels, then the Ray version that gated them and where it was read. */
+static void append_labels(char **buf, size_t *len, const struct plan_labels *l)
+{
+    append_list(buf, len, l->passed ? "node labels:" : "node labels (not passed):", &l->labels);
+    if (l->ray.version[0])
+        append(buf, len, "ray version:      %s (from %s)\n", l->ray.version, l->ray.from);
+    else
+        append(buf, len, "ray version:      unknown (%s)\n", l->ray.why);
+    for (size_t i = 0; i < l->notes.len; i++)
+        append(buf, len, "note:             %s\n", l->notes.items[i]);
 }
 
 static void workers_from_text(const struct plan *p, char *out, size_t cap)
@@ -272,6 +300,8 @@ char *plan_render_text(const struct plan *p)
         append(&buf, &len, "metrics:          port %s (Prometheus: http://%s:%s/metrics)\n", metrics_port(p),
                p->pod_ip[0] ? p->pod_ip : "POD_IP", metrics_port(p));
     append_list(&buf, &len, "ray start:", &p->ray_start);
+    if (p->role != PLAN_ROLE_SUBMITTER)
+        append_labels(&buf, &len, &p->labels);
     append_list(&buf, &len, p->role == PLAN_ROLE_SUBMITTER ? "entrypoint:" : "command:", &p->command);
     append_list(&buf, &len, "env for ray:", &p->ray_env);
     append_list(&buf, &len, "env for command:", &p->command_env);

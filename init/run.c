@@ -152,6 +152,15 @@ static int run_submitter(struct pod *pod, const char *const *envp)
     return rc;
 }
 
+/* Ray's node labels: which, or why ray start does not get them (lib/plan/raylabels.c). */
+static void log_labels(const struct plan_labels *l)
+{
+    if (l->passed)
+        log_info("Ray %s (%s) takes node labels: %zu passed to ray start", l->ray.version, l->ray.from, l->labels.len);
+    for (size_t i = 0; i < l->notes.len; i++)
+        log_info("%s", l->notes.items[i]);
+}
+
 static void log_plan(const struct plan *p)
 {
     log_info("%s of %s%s (from %s%s%s); head %s:%d%s%s%s; %ld workers expected%s", plan_role_name(p->role),
@@ -161,6 +170,7 @@ static void log_plan(const struct plan *p)
              p->command.len ? "; will run the command" : "");
     for (size_t i = 0; i < p->warnings.len; i++)
         log_warn("%s", p->warnings.items[i]);
+    log_labels(&p->labels);
 }
 
 /* Ray's own drain on SIGTERM (Ray 2.5x and later) would wait up to 30 s for an idle node, the

@@ -34,6 +34,8 @@ static const char usage_text[] =
     "  RAYBOOT_PLUGIN_ARGS   the ray plugin flags above, whitespace-separated\n"
     "  RAYBOOT_RAY_START_ARGS  extra `ray start` flags: words (--num-gpus=1 --resources=...) or a JSON\n"
     "                        array of strings; a flag given here replaces rayboot's own of that name\n"
+    "  RAYBOOT_RAY_LABELS    your Ray node labels, key=value,key2=value2, over rayboot's rayboot.io/...\n"
+    "                        (passed as --labels to Ray 2.49 and later; a bad key or value exits 2)\n"
     "  RAYBOOT_WORKERS_EXPECTED  how many workers the head waits for (default: from Volcano, LWS_GROUP_SIZE\n"
     "                        or the JobSet's labels)\n"
     "  RAYBOOT_WORKER_PARALLELISM  JobSet: pods per worker Job, the worker replicated jobs' parallelism\n"

@@ -23,6 +23,12 @@ const char *env_lookup_nonempty(const char *const *envp, const char *name)
     return (v && *v) ? v : NULL;
 }
 
+const char *env_exec_path(const char *const *envp)
+{
+    const char *path = env_lookup(envp, "PATH");
+    return path ? path : "/usr/local/bin:/usr/bin:/bin";
+}
+
 static bool replaced_by(const char *entry, const struct strv *add)
 {
     size_t key_len = strcspn(entry, "=");

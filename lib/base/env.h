@@ -15,6 +15,10 @@ int env_parse_count(const char *text, long max, long *out);
 
 #include "strv.h"
 
+/* PATH as execve's lookup reads it (proc_spawn): the environment's, or the default search path
+ * when it has none. */
+const char *env_exec_path(const char *const *envp);
+
 /* out = envp with each KEY=VALUE of add put in (replacing the same KEY), for a child's execve. */
 int env_merge(const char *const *envp, const struct strv *add, struct strv *out);
 

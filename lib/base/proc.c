@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "number.h"
 
 void proc_catchable_signals(sigset_t *set)
@@ -68,19 +69,10 @@ static void restore_signals(void)
     sigprocmask(SIG_SETMASK, &empty, NULL);
 }
 
-static const char *env_path(char *const envp[])
-{
-    for (; envp && *envp; envp++) {
-        if (strncmp(*envp, "PATH=", 5) == 0)
-            return *envp + 5;
-    }
-    return "/usr/local/bin:/usr/bin:/bin";
-}
-
 /* execve through PATH from the child's own environment (execvp would use rayboot's). */
 static void exec_path(char *const argv[], char *const envp[])
 {
-    const char *path = env_path(envp);
+    const char *path = env_exec_path((const char *const *)envp);
     char full[4096];
     int saved = ENOENT;
 

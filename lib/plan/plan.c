@@ -16,6 +16,7 @@
 #include "plan_platform.h"
 #include "podlabels.h"
 #include "podview.h"
+#include "raylabels.h"
 #include "raystart.h"
 #include "resolvconf.h"
 #include "shm.h"
@@ -285,6 +286,8 @@ int plan_build(const struct plan_input *in, struct plan *p, struct errbuf *err)
     rs.node_name = p->node_name;
     rs.user_args = env_lookup_nonempty(in->envp, "RAYBOOT_RAY_START_ARGS");
     if (raystart_build(&rs, &p->ray_start, &p->warnings, err) < 0 || own_node_name(p, err) < 0)
+        return -1;
+    if (raylabels_plan(in->envp, pod.root, rs.ray, p, err) < 0)
         return -1;
     if (in->check_shm && shm_check(pod.root, rs.memory_bytes, &p->ray_start, &p->warnings) < 0)
         return errbuf_set(err, "out of memory");

@@ -79,6 +79,8 @@ void plan_init(struct plan *p)
     strv_init(&p->ray_env);
     strv_init(&p->command_env);
     strv_init(&p->warnings);
+    strv_init(&p->labels.labels);
+    strv_init(&p->labels.notes);
 }
 
 void plan_free(struct plan *p)
@@ -91,4 +93,6 @@ void plan_free(struct plan *p)
     strv_free(&p->ray_env);
     strv_free(&p->command_env);
     strv_free(&p->warnings);
+    strv_free(&p->labels.labels);
+    strv_free(&p->labels.notes);
 }

@@ -11,6 +11,7 @@
 #include "jobset.h"
 #include "lws.h"
 #include "pluginargs.h"
+#include "rayversion.h"
 #include "strv.h"
 
 /* A count or index beyond this is garbage, not a cluster (Volcano's largest jobs are ~10^4). */
@@ -40,6 +41,14 @@ struct plan_task {
     long hosts; /* entries in its host list (0 for replicas: 0) */
     enum plan_task_kind kind;
     bool shared_hostname; /* its template sets hostname: one entry whatever its replicas */
+};
+
+/* Ray's node labels (lib/plan/raylabels.c): what they are, and whether `ray start` gets them. */
+struct plan_labels {
+    struct strv labels;    /* "key=value": rayboot's, then RAYBOOT_RAY_LABELS's (which win) */
+    bool passed;           /* ray_start holds --labels=... */
+    struct rayversion ray; /* the local Ray's version and where it was read, or why not */
+    struct strv notes;     /* what the run logs about them (a clash, why they are not passed) */
 };
 
 struct plan_input {
@@ -92,6 +101,7 @@ struct plan {
     struct strv ray_env;      /* KEY=VALUE added for Ray and the command */
     struct strv command_env;  /* KEY=VALUE added for the command only */
     struct strv warnings;
+    struct plan_labels labels;
 };
 
 /* Everything empty or unknown (-1); plan_free releases what was added since. */

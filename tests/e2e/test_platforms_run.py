@@ -24,6 +24,8 @@ def test_lws_manifest_one_cluster_per_group(cluster):
         assert SQUARES in log and "nodes: 3" in log, logs(job)
         assert f"head of job ray-lws-{group} (from lws: LWS_WORKER_INDEX=0)" in log, log
         assert f"(LWS_LEADER_ADDRESS=ray-lws-{group}.ray-lws.default); 2 workers expected" in log, log
+        # Ray started with rayboot.io/ labels (lws-group among them), and took them: the cluster ran.
+        assert "takes node labels: 6 passed to ray start" in log, log
         for worker in (1, 2):
             w = job.pod(group, worker)
             assert w.wait(60) == 0, logs(job)
@@ -45,6 +47,7 @@ def test_jobset_manifest(cluster):
     assert ("head of job ray-jobset (from jobset: /etc/podinfo/labels (replicatedjob-name=head, job-index=0) and "
             "JOB_COMPLETION_INDEX=0)") in log, log
     assert "2 workers expected" in log, log
+    assert "takes node labels: 6 passed to ray start" in log, log  # platform, role, job, task, index, pod
     for j in (0, 1):
         worker = job.pod("workers", j)
         assert worker.wait(60) == 0, logs(job)
