@@ -257,7 +257,9 @@ def test_worker_runs_as_uid_1000(run, gcs, tmp_path, world_dir):
     assert f"Uid:\t{UID}\t{UID}\t{UID}\t{UID}" in status, status
     stop_gracefully(r, gcs)
     assert termlog.read_text().startswith("rayboot: "), termlog.read_text()
-    assert "warning" not in r.stderr, r.stderr
+    # No warning but the open-files one, which a hard limit below 65536 brings to any user.
+    warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln and "open files: the hard limit" not in ln]
+    assert not warnings, r.stderr
 
 
 # (3) A read-only root filesystem: rayboot writes nothing but the termination message, so a
