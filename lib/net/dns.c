@@ -1,8 +1,9 @@
 /* Name resolution with c-ares for the prober. Asks for the absolute name (trailing dot) so the
  * pod's ndots:5 search path never turns one lookup into five (the heads rayboot finds are fully
  * qualified); only a single-label name, a Service in the pod's own namespace as a user writes it
- * in RAYBOOT_HEAD_ADDRESS, goes through the search path. Backoff between attempts is the caller's. A failed query is named by what the nameserver really sent (SERVFAIL, garbage,
- * a truncated reply), not only by c-ares' "timeout" or "refused". */
+ * in RAYBOOT_HEAD_ADDRESS, goes through the search path. Backoff between attempts is the
+ * caller's. A failed query is named by what the nameserver really sent (SERVFAIL, garbage, a
+ * truncated reply), not only by c-ares' "timeout" or "refused". */
 #include "dns.h"
 
 #include <arpa/inet.h>

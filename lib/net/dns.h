@@ -11,9 +11,9 @@
 #define DNS_ADDR_MAX_BYTES 46 /* INET6_ADDRSTRLEN */
 
 struct dns_resolver {
-    void *channel;    /* ares_channel */
-    char *hosts_text; /* /etc/hosts as read at init, or NULL */
-    char no_dns[256]; /* why DNS cannot be asked (no usable resolv.conf), or "" */
+    void *channel;                          /* ares_channel */
+    char *hosts_text;                       /* /etc/hosts as read at init, or NULL */
+    char no_dns[256];                       /* why DNS cannot be asked (no usable resolv.conf), or "" */
     char (*search)[DNS_NAME_MAX_BYTES + 1]; /* resolv.conf's search path, for single-label names */
     size_t nsearch;
 };
