@@ -30,6 +30,9 @@
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
 #define WORKER_MONITOR_INTERVAL_MS 2000
+/* What the old Ray left is given this long to end on SIGTERM before Ray starts again (a raylet
+ * whose GCS is gone may sit out its own drain on SIGTERM: this is a dead cluster's). */
+#define OLD_RAY_GONE_MS 5000
 /* While a worker's watch holds the head's rendezvous, its end is told at once: the looks are only
  * a safety net (a head whose node vanished sends no FIN; a replaced head says nothing). */
 #define WORKER_WATCHED_INTERVAL_MS 15000
@@ -173,6 +176,35 @@ static void command_done(struct pod *pod)
     pod_stop_ray(pod, RAY_STOP_TIMEOUT_MS);
 }
 
+/* Before Ray starts again in this pod, what the old one left must be gone: its raylet, agents and
+ * workers (orphans, ours as PID 1 or subreaper) hold its fixed ports (the metrics port) and would
+ * make the new raylet fail to start. SIGTERM, OLD_RAY_GONE_MS to go, then SIGKILL; our own
+ * helpers (the prober) stay. */
+static void clear_old_ray(struct pod *pod)
+{
+    const pid_t keep[] = {pod->prober.pid, pod->rendezvous.pid, pod->watch.pid};
+    long until = monotime_ms() + OLD_RAY_GONE_MS;
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    int n = proc_signal_children_except(SIGTERM, keep, sizeof(keep) / sizeof(keep[0]));
+    if (n == 0)
+        return;
+    log_info("waiting for %d processes of the old Ray to end before Ray starts again", n);
+    for (;;) {
+        pod_reap(pod);
+        if (proc_signal_children_except(0, keep, sizeof(keep) / sizeof(keep[0])) == 0)
+            return;
+        if (monotime_ms() >= until)
+            break;
+        nanosleep(&tick, NULL);
+    }
+    n = proc_signal_children_except(SIGKILL, keep, sizeof(keep) / sizeof(keep[0]));
+    log_warn("killed %d processes of the old Ray still running after %.0f s", n, OLD_RAY_GONE_MS / 1000.0);
+    for (int i = 0; i < 20 && proc_signal_children_except(0, keep, sizeof(keep) / sizeof(keep[0])) > 0; i++) {
+        nanosleep(&tick, NULL);
+        pod_reap(pod);
+    }
+}
+
 /* A worker's Ray ended on its own. A lost or new head is waited for and joined again; anything
  * else ends the pod with Ray's code. */
 static void worker_ray_ended(struct pod *pod)
@@ -219,6 +251,7 @@ static void worker_ray_ended(struct pod *pod)
         return;
     }
     pod->head_lost_since_ms = 0;
+    clear_old_ray(pod);
     log_info("joining the head again at %s", pod->gcs_addr);
     if (pod_join_head(pod) < 0)
         pod->stopping = true;

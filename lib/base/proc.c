@@ -179,7 +179,7 @@ static pid_t parent_of(const char *pid_name)
     return (pid_t)ppid;
 }
 
-int proc_signal_children(int sig)
+int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep)
 {
     pid_t self = getpid();
     DIR *d = opendir("/proc");
@@ -189,11 +189,20 @@ int proc_signal_children(int sig)
         return 0;
     while ((de = readdir(d)) != NULL) {
         long pid;
-        if (number_parse(de->d_name, strlen(de->d_name), 2, INT_MAX, &pid) < 0 || pid == self)
+        bool kept = false;
+        if (number_parse(de->d_name, strlen(de->d_name), 2, INT_MAX, &pid) < 0 || pid == self ||
+            parent_of(de->d_name) != self)
             continue;
-        if (parent_of(de->d_name) == self && kill((pid_t)pid, sig) == 0)
+        for (size_t i = 0; i < nkeep; i++)
+            kept = kept || keep[i] == (pid_t)pid;
+        if (!kept && kill((pid_t)pid, sig) == 0)
             count++;
     }
     closedir(d);
     return count;
+}
+
+int proc_signal_children(int sig)
+{
+    return proc_signal_children_except(sig, NULL, 0);
 }

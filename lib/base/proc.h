@@ -34,5 +34,7 @@ void proc_signal_group(pid_t pgid, int sig);
 /* Sends sig to every direct child of this process (orphans adopted as subreaper or PID 1), found
  * in /proc. Returns how many were signalled. */
 int proc_signal_children(int sig);
+/* The same, sparing the NKEEP pids in KEEP (our own helpers); sig 0 counts them only. */
+int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep);
 
 #endif
