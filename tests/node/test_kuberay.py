@@ -100,6 +100,20 @@ def test_kuberay_sample_cluster_runs_a_rayjob(node, namespace, kuberay):
     assert SQUARES in logs and "nodes: 3" in logs, logs
 
 
+def _evict(node, namespace, victim, victim_ip):
+    """Once VICTIM is ALIVE in the GCS's table (gcs_recorder's record), evicts it through the
+    Eviction API and follows it until it is gone: (its last state, seconds to gone, how its Ray
+    container ended)."""
+    node.wait("the worker ALIVE in the GCS's table",
+              lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
+    t0 = time.monotonic()
+    node.evict(namespace, victim)
+    last = node.follow_pod_until_gone(namespace, victim, 120)
+    gone = time.monotonic() - t0
+    ray = [c for c in last["status"].get("containerStatuses", []) if c["name"] == "ray-worker"][0]
+    return last, gone, ray["state"].get("terminated") or ray.get("lastState", {}).get("terminated") or {}
+
+
 def test_kuberay_evicted_worker_without_sidecar(node, namespace, kuberay):
     """A KubeRay worker evicted through the Eviction API, as a node drain evicts it: what the GCS
     records (the evidence of a drain or a death), how its container ends, how long until the pod
@@ -110,15 +124,7 @@ def test_kuberay_evicted_worker_without_sidecar(node, namespace, kuberay):
     gcs_recorder(node, namespace, f"{name}-head-svc:6379", auth=False)
     (victim,) = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "worker"]
     victim_name, victim_ip = victim["metadata"]["name"], victim["status"]["podIP"]
-    node.wait("the worker ALIVE in the GCS's table",
-              lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
-
-    t0 = time.monotonic()
-    node.evict(namespace, victim_name)
-    last = node.follow_pod_until_gone(namespace, victim_name, 120)
-    gone = time.monotonic() - t0
-    ray = [c for c in last["status"].get("containerStatuses", []) if c["name"] == "ray-worker"][0]
-    ended = ray["state"].get("terminated") or ray.get("lastState", {}).get("terminated") or {}
+    _, gone, ended = _evict(node, namespace, victim_name, victim_ip)
 
     def dead():
         mine = [r for r in node_record(node, namespace) if r[0] == victim_ip]
@@ -154,20 +160,12 @@ def test_kuberay_with_the_sidecar_drains_an_evicted_worker(node, restricted_name
     assert inits == ["install-rayboot", "rayboot-sidecar", "wait-gcs-ready"], inits
     gcs_recorder(node, namespace, f"{name}-head-svc:6379")
     victim, victim_ip = workers[0]["metadata"]["name"], workers[0]["status"]["podIP"]
-    node.wait("the worker ALIVE in the GCS's table",
-              lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
-
-    t0 = time.monotonic()
-    node.evict(namespace, victim)
-    last = node.follow_pod_until_gone(namespace, victim, 120)
-    gone = time.monotonic() - t0
+    last, gone, ended = _evict(node, namespace, victim, victim_ip)
     mine = [r for r in node_record(node, namespace) if r[0] == victim_ip]
     assert mine and mine[-1][1:3] == ["DEAD", "AUTOSCALER_DRAIN_PREEMPTED"], node_record(node, namespace)
     sidecar = [c for c in last["status"].get("initContainerStatuses", []) if c["name"] == "rayboot-sidecar"][0]
     terminated = sidecar["state"].get("terminated") or sidecar.get("lastState", {}).get("terminated")
     assert terminated and "EvictionByEvictionAPI" in terminated.get("message", ""), last["status"]
     assert "on preStop" in terminated.get("message", ""), terminated
-    ray = [c for c in last["status"].get("containerStatuses", []) if c["name"] == "ray-worker"][0]
-    ended = ray["state"].get("terminated") or ray.get("lastState", {}).get("terminated") or {}
     print(f"kuberay+sidecar: evicted worker gone in {gone:.1f} s; container exit {ended.get('exitCode')} "
           f"({ended.get('reason')}); GCS: {' '.join(mine[-1][1:3])}")

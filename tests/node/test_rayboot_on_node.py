@@ -16,7 +16,9 @@ def plan_in_pod(node, namespace, name, resources, env=None):
     p = node.wait_pod_phase(namespace, name, {"Succeeded", "Failed"}, 120)
     out = node.log(namespace, name)
     assert p["status"]["phase"] == "Succeeded", out
-    return json.loads(out)
+    # The pod's log has stderr too: rayboot's own lines (a /dev/shm smaller than the object store
+    # a 256Mi limit sizes is warned about) around the JSON on stdout.
+    return json.loads("\n".join(ln for ln in out.splitlines() if not ln.startswith("rayboot: ")))
 
 
 def test_container_limits_become_num_cpus_and_memory(node, namespace):
