@@ -13,6 +13,7 @@
 
 #include "env.h"
 #include "fsroot.h"
+#include "number.h"
 
 /* Ray's METADATA is ~24 KiB (its long description); the Version: line is in the first lines. */
 #define RAYVERSION_METADATA_MAX_BYTES (256 * 1024)
@@ -226,15 +227,22 @@ void rayversion_read(const char *root, const char *const *envp, const char *ray,
     free(text);
 }
 
+/* The leading digits of text (at most 9) as a number, *end past them; -1 when there are none. */
+static long leading_number(const char *text, const char **end)
+{
+    size_t len = strspn(text, "0123456789");
+    long n;
+    *end = text + len;
+    return len > 0 && number_parse(text, len, 0, 999999999, &n) == 0 ? n : -1;
+}
+
 int rayversion_at_least(const char *version, unsigned long major, unsigned long minor)
 {
-    char *end;
-    unsigned long got_major, got_minor;
-    if (version[0] < '0' || version[0] > '9')
+    const char *end;
+    long got_major = leading_number(version, &end), got_minor;
+    if (got_major < 0 || *end != '.' || (got_minor = leading_number(end + 1, &end)) < 0)
         return -1;
-    got_major = strtoul(version, &end, 10);
-    if (*end != '.' || end[1] < '0' || end[1] > '9')
-        return -1;
-    got_minor = strtoul(end + 1, &end, 10);
-    return got_major > major || (got_major == major && got_minor >= minor) ? 1 : 0;
+    return (unsigned long)got_major > major || ((unsigned long)got_major == major && (unsigned long)got_minor >= minor)
+               ? 1
+               : 0;
 }

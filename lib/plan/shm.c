@@ -3,11 +3,12 @@
 #include "shm.h"
 
 #include <errno.h>
-#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/statvfs.h>
 
 #include "fsroot.h"
+#include "number.h"
 #include "raystart.h"
 
 #define SHM_PATH "/dev/shm"
@@ -49,13 +50,10 @@ int shm_free_bytes(const char *root, unsigned long long *bytes)
 static unsigned long long given_store(const struct strv *ray_start)
 {
     const char *v = raystart_flag_value(ray_start, "--object-store-memory");
-    char *end;
-    unsigned long long n;
-    if (!v || !*v)
+    long n;
+    if (!v || number_parse(v, strlen(v), 0, LONG_MAX, &n) < 0)
         return 0;
-    errno = 0;
-    n = strtoull(v, &end, 10);
-    return (errno || *end || v[0] == '-') ? 0 : n;
+    return (unsigned long long)n;
 }
 
 int shm_check(const char *root, unsigned long long memory_bytes, const struct strv *ray_start, struct strv *warnings)
