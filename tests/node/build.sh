@@ -2,8 +2,9 @@
 # Builds the real-node tier's Go programs from the Go module proxy into build/node/bin:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl
 # (k8s.io/kubernetes at K8S_VERSION), CoreDNS (COREDNS_VERSION, with only the plugins the
-# node's Corefile uses) and the KubeRay operator (KUBERAY_VERSION), whose CRDs, sample RayCluster
-# and RBAC are copied from its module into build/node/kuberay. Nothing is rebuilt while the pins,
+# node's Corefile uses), the KubeRay operator (KUBERAY_VERSION), whose CRDs, sample RayCluster
+# and RBAC are copied from its module into build/node/kuberay, and kube-router (KUBE_ROUTER_VERSION),
+# whose firewall enforces NetworkPolicy in tests/node/test_network_policy.py. Nothing is rebuilt while the pins,
 # go.mod and go.sum are unchanged.
 # Module and build caches live under build/node/go, so `make distclean` takes them too.
 #
@@ -29,6 +30,10 @@ grep -q "^require github.com/coredns/coredns $COREDNS_VERSION\$" "$here/gomod/co
 }
 grep -q "^require github.com/ray-project/kuberay/ray-operator $KUBERAY_VERSION\$" "$here/gomod/kuberay/go.mod" || {
     say "pins.env says KUBERAY_VERSION=$KUBERAY_VERSION but tests/node/gomod/kuberay/go.mod does not require it"
+    exit 2
+}
+grep -q "^require github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION\$" "$here/gomod/kube-router/go.mod" || {
+    say "pins.env says KUBE_ROUTER_VERSION=$KUBE_ROUTER_VERSION but tests/node/gomod/kube-router/go.mod does not require it"
     exit 2
 }
 command -v go >/dev/null || { say "needs Go (the machine's toolchain)"; exit 2; }
@@ -86,3 +91,7 @@ done
 cp "$kuberay_src/config/samples/ray-cluster.sample.yaml" "$out/kuberay/"
 cp "$kuberay_src"/config/rbac/*.yaml "$out/kuberay/rbac/"
 chmod -R u+w "$out/kuberay"
+
+# kube-router: only its NetworkPolicy firewall runs (tests/node/netpol.py says why this one).
+build_module "$here/gomod/kube-router" kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+[ -x "$out/bin/kube-router" ] || { say "kube-router was not built"; exit 1; }

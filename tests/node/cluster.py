@@ -139,6 +139,7 @@ def make_pki():
     _cert("kube-proxy", "/CN=system:kube-proxy", ["clientAuth"])
     _cert("coredns", "/CN=system:coredns", ["clientAuth"])
     _cert("kuberay-operator", "/CN=kuberay-operator", ["clientAuth"])
+    _cert("kube-router", "/CN=kube-router", ["clientAuth"])
 
 
 def _kubeconfig(path, cert):
@@ -155,7 +156,7 @@ def _kubeconfig(path, cert):
 def write_configs():
     CONF.mkdir(parents=True, exist_ok=True)
     for name in ("admin", "controller-manager", "scheduler", "kubelet-client", "kube-proxy", "coredns",
-                 "kuberay-operator"):
+                 "kuberay-operator", "kube-router"):
         _kubeconfig(CONF / f"{name}.kubeconfig", name)
 
     (CONF / "cni").mkdir(exist_ok=True)
@@ -636,6 +637,40 @@ def _node_processes():
             except OSError:
                 pass
     return pids
+
+
+def pod_sandboxes():
+    """{pod IP: the host PID of its sandbox's pause process}, for every pod on the node: the pod's
+    network namespace is that process's (nsenter --target=PID --net)."""
+    found = {}
+    for p in pathlib.Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            if not (p / "cmdline").read_bytes().startswith(b"/pause"):
+                continue
+        except OSError:
+            continue
+        out = run("nsenter", f"--target={p.name}", "--net", "ip", "-4", "-o", "addr", "show", "eth0",
+                  check=False, timeout=10).stdout
+        for word in out.split():
+            if "/" in word and word[0].isdigit():
+                found[word.split("/")[0]] = int(p.name)
+    return found
+
+
+def processes_in_netns(pid):
+    """{PID: argv} of every process in the network namespace of PID (a pod's, with pod_sandboxes)."""
+    want = os.stat(f"/proc/{pid}/ns/net").st_ino
+    found = {}
+    for p in pathlib.Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if os.stat(p / "ns" / "net").st_ino == want:
+                    found[int(p.name)] = (p / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                pass
+    return found
 
 
 def leftovers():

@@ -59,17 +59,7 @@ def namespace(node, request):
 def volcano_crd(node):
     """Volcano's Job CRD (shared/schemas/volcano, kept in tests/manifests/schemas), installed so
     that the API server validates every vcjob against Volcano's own schema."""
-    import yaml
-    crd = yaml.safe_load((HERE.parent / "manifests" / "schemas" / "batch.volcano.sh_jobs.yaml").read_text())
-    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    if not node.exists(f"{path}/{crd['metadata']['name']}"):
-        node.post(path, crd)
-
-    def established():
-        got = node.get(f"{path}/{crd['metadata']['name']}")
-        return any(c["type"] == "Established" and c["status"] == "True" for c in got.get("status", {}).get("conditions") or [])
-    node.wait("Volcano's Job CRD established", established, 60)
-    return crd
+    return install_crd(node, "batch.volcano.sh_jobs.yaml")
 
 
 @pytest.fixture
@@ -106,3 +96,46 @@ def kuberay(node):
     import kuberay as kr
     kr.start_operator(node)
     return kr
+
+
+SCHEMAS = HERE.parent / "manifests" / "schemas"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def install_crd(node, file):
+    """The CRD in tests/manifests/schemas/FILE installed and Established."""
+    import yaml
+    crd = yaml.safe_load((SCHEMAS / file).read_text())
+    if not node.exists(f"{CRDS}/{crd['metadata']['name']}"):
+        node.post(CRDS, crd)
+
+    def established():
+        got = node.get(f"{CRDS}/{crd['metadata']['name']}")
+        return any(c["type"] == "Established" and c["status"] == "True"
+                   for c in got.get("status", {}).get("conditions") or [])
+    node.wait(f"CRD {crd['metadata']['name']} established", established, 60)
+    return crd
+
+
+@pytest.fixture(scope="session")
+def lws_crd(node):
+    return install_crd(node, "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
+
+
+@pytest.fixture(scope="session")
+def jobset_crd(node):
+    return install_crd(node, "jobset.x-k8s.io_jobsets.yaml")
+
+
+@pytest.fixture
+def lws(node, lws_crd, restricted_namespace):
+    import lws as controller
+    with running(controller.Controller(node, restricted_namespace)) as c:
+        yield c
+
+
+@pytest.fixture
+def jobset(node, jobset_crd, restricted_namespace):
+    import jobset as controller
+    with running(controller.Controller(node, restricted_namespace)) as c:
+        yield c

@@ -7,54 +7,10 @@ images, real Ray with its token authentication on (the Secret made first, as the
 say), in a namespace that enforces Pod Security "restricted". The two changes made to every
 shipped manifest here are test_shipped_manifests.py's (the seed program as /home/ray/job.py,
 CPU requests for 2 cores)."""
-import pathlib
 import time
 
-import pytest
-import yaml
-
-from kube import ApiError, running
+from kube import ApiError
 from test_shipped_manifests import AUTH_SOURCE, SQUARES, apply, for_this_node, job_configmap, load, pod_logs
-
-SCHEMAS = pathlib.Path(__file__).resolve().parent.parent / "manifests" / "schemas"
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-
-def install_crd(node, file):
-    crd = yaml.safe_load((SCHEMAS / file).read_text())
-    if not node.exists(f"{CRDS}/{crd['metadata']['name']}"):
-        node.post(CRDS, crd)
-
-    def established():
-        got = node.get(f"{CRDS}/{crd['metadata']['name']}")
-        return any(c["type"] == "Established" and c["status"] == "True"
-                   for c in got.get("status", {}).get("conditions") or [])
-    node.wait(f"CRD {crd['metadata']['name']} established", established, 60)
-    return crd
-
-
-@pytest.fixture(scope="session")
-def lws_crd(node):
-    return install_crd(node, "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
-
-
-@pytest.fixture(scope="session")
-def jobset_crd(node):
-    return install_crd(node, "jobset.x-k8s.io_jobsets.yaml")
-
-
-@pytest.fixture
-def lws(node, lws_crd, restricted_namespace):
-    import lws as controller
-    with running(controller.Controller(node, restricted_namespace)) as c:
-        yield c
-
-
-@pytest.fixture
-def jobset(node, jobset_crd, restricted_namespace):
-    import jobset as controller
-    with running(controller.Controller(node, restricted_namespace)) as c:
-        yield c
 
 
 def create_all(node, namespace, relative):

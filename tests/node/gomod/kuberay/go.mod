@@ -1,4 +1,4 @@
-// The KubeRay operator for the test node (tests/node/build-kuberay.sh), built from the Go module
+// The KubeRay operator for the test node (tests/node/build.sh), built from the Go module
 // proxy. The module's root package is the operator's main.
 module rayboot.test/kuberay
 
