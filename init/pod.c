@@ -30,6 +30,7 @@ void pod_init(struct pod *p)
     p->rendezvous.pid = -1;
     p->rendezvous.fd = -1;
     p->watch.pid = -1;
+    rayrestart_init(&p->ray_restarts);
     strv_init(&p->ray_env);
     strv_init(&p->cmd_env);
 }
@@ -83,6 +84,7 @@ static int spawn(struct pod *p, const char *what, const struct strv *argv, const
 int pod_start_ray(struct pod *p)
 {
     p->ray_exited = false;
+    p->ray_started_ms = monotime_ms();
     if (spawn(p, "ray", &p->plan.ray_start, &p->ray_env, &p->ray_pid) == 0)
         return 0;
     log_info("set RAYBOOT_RAY to the ray executable if it is not `ray` on PATH");
