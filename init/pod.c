@@ -131,6 +131,14 @@ void pod_reap(struct pod *p)
             else
                 log_warn("the rendezvous (pid %d) ended (%d); the workers poll the GCS", (int)pid,
                          proc_exit_code(status));
+        } else if (pid == p->store_pid) {
+            p->store_pid = 0;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                log_info("the GCS's storage namespace is deleted from Redis");
+            else
+                log_warn("deleting the GCS's storage namespace from Redis failed (%d): delete its keys by hand "
+                         "(redis-cli --scan --pattern 'RAY<RAY_external_storage_namespace>@*', then DEL them)",
+                         proc_exit_code(status));
         } else if (pid == p->watch.pid) {
             /* Rayboot's own child, not the pod's: what it saw is the supervisor's to act on. */
             p->watch.pid = -1;

@@ -57,6 +57,8 @@ struct pod {
     long head_lost_since_ms;        /* 0 while the head answers */
     long ray_started_ms;            /* when ray start was last spawned */
     struct rayrestart ray_restarts; /* a worker's starts of Ray again under the same head */
+    pid_t store_pid;                /* the head's deletion of its GCS state from Redis (0: not running) */
+    bool store_cleaning;            /* it was started (or could not be): once only */
     int watch_status;               /* wait status, valid once watch_ended */
     bool watch_ended;               /* the watch was reaped; the supervisor has not looked yet */
     bool watch_quiet;               /* its failure to connect was said: retries are not */

@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "env.h"
 #include "exitcode.h"
 #include "log.h"
 #include "monotime.h"
 #include "proc.h"
 #include "pod.h"
 #include "rayrestart.h"
+#include "storeclean.h"
 #include "supervise.h"
 #include "wait.h"
 
@@ -45,6 +47,8 @@
 #define HEAD_LINGER_MS 8000
 #define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
+/* Ray's cleanup starts Python and imports ray (a few seconds), then deletes the keys. */
+#define STORE_CLEAN_TIMEOUT_MS 30000
 
 /* Drives the drain with blocking prober calls, reading signals between looks. Stops early when
  * ray start is gone: its raylet exits by itself once the drain is through. */
@@ -461,6 +465,29 @@ static void decide(struct pod *pod)
     }
 }
 
+/* The head's command ended by itself and its Ray has stopped: under GCS fault tolerance the job's
+ * state in Redis (nodes, actors, the "finished" key) is deleted, so that nothing is left behind
+ * (storeclean.c). Never after a SIGTERM that came first: a head evicted mid-job is re-created and
+ * must find it. Under a SIGTERM after the command, the grace period still bounds it. */
+static void clean_store(struct pod *pod)
+{
+    const char *const *env = (const char *const *)pod->ray_env.items;
+    const char *ns = env_lookup_nonempty(env, "RAY_external_storage_namespace");
+    struct errbuf err;
+    if (pod->store_cleaning || pod->plan.role != PLAN_ROLE_HEAD || !pod->job_finished || !storeclean_wanted(env))
+        return;
+    pod->store_cleaning = true;
+    if (storeclean_start(env_lookup_nonempty(env, "RAYBOOT_ROOT"), pod->ray_env.items, pod->plan.ray_start.items[0],
+                         &pod->store_pid, &err) < 0) {
+        log_warn("cannot delete the GCS's storage namespace %s from Redis: %s; delete its keys (RAY%s@*) by hand", ns,
+                 err.msg, ns);
+        return;
+    }
+    log_info("deleting the GCS's storage namespace %s from Redis (pid %d)", ns, (int)pod->store_pid);
+    if (!pod->term_requested && pod->kill_at_ms < monotime_ms() + STORE_CLEAN_TIMEOUT_MS)
+        pod->kill_at_ms = monotime_ms() + STORE_CLEAN_TIMEOUT_MS;
+}
+
 static bool children_left(void)
 {
     siginfo_t info;
@@ -500,6 +527,7 @@ int supervise(struct pod *pod)
         monitor_head(pod);
         watch_head(pod);
         if (pod->stopping && pod->ray_pid == 0 && pod->cmd_pid == 0) {
+            clean_store(pod);
             /* The prober, the rendezvous and the watch are ours, not something to wait for (the rendezvous
              * left running held the head's pod until the deadline's SIGKILL). */
             if (pod->prober.pid > 0)
