@@ -4,6 +4,7 @@
  * TLS) is Ray's to know and may change with it. When to call it is supervise.c's. */
 #include "storeclean.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,29 +52,31 @@ void storeclean_check(const char *const *envp)
  * #! line: what follows the interpreter, trimmed, is one argument), into interp and arg. */
 static int shebang(const char *root, const char *path, char *interp, char *arg, size_t cap, struct errbuf *err)
 {
-    char *text = NULL, *line, *end;
-    size_t len;
+    char *text = NULL, *line, *rest;
+    size_t len, tail;
+    int rc = 0;
+    interp[0] = arg[0] = '\0';
     if (fsroot_read(root, path, STORECLEAN_SCRIPT_MAX_BYTES, &text, NULL, err) < 0)
         return -1;
-    if (strncmp(text, "#!", 2) != 0) {
+    if (strncmp(text, "#!", 2) != 0) { /* before text + 2: the file may be shorter */
         free(text);
         return errbuf_set(err, "%.200s has no #! line: not the Python script ray's package installs", path);
     }
     line = text + 2 + strspn(text + 2, " \t");
-    line[strcspn(line, "\n")] = '\0';
+    line[strcspn(line, "\r\n")] = '\0';
     len = strcspn(line, " \t");
-    end = line + len + strspn(line + len, " \t");
-    if (len == 0 || len >= cap || strlen(end) >= cap) {
-        free(text);
-        return errbuf_set(err, "%.200s: its #! line is empty or too long", path);
+    rest = line + len + strspn(line + len, " \t");
+    tail = strlen(rest);
+    while (tail > 0 && (rest[tail - 1] == ' ' || rest[tail - 1] == '\t'))
+        tail--;
+    if (len == 0 || len >= cap || tail >= cap)
+        rc = errbuf_set(err, "%.200s: its #! line is empty or too long", path);
+    else {
+        snprintf(interp, cap, "%.*s", (int)len, line);
+        snprintf(arg, cap, "%.*s", (int)tail, rest);
     }
-    memcpy(interp, line, len);
-    interp[len] = '\0';
-    strcpy(arg, end);
-    for (char *t = arg + strlen(arg); t > arg && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r');)
-        *--t = '\0';
     free(text);
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 int storeclean_start(const char *root, char *const envp[], const char *ray, pid_t *pid, struct errbuf *err)
