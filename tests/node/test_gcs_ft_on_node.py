@@ -57,9 +57,16 @@ def container_pids(namespace, pod, argv0_suffix):
     return sorted(found)
 
 
+def parent(pid):
+    return int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def in_container(namespace, pod, argv, extra_env=None, timeout=150):
     """ARGV in POD's Ray container (its namespaces, UID 1000, its environment), as `kubectl exec`."""
-    (rayboot,) = container_pids(namespace, pod, b"rayboot")
+    # rayboot's own children (its prober, rendezvous, watch) are forks with its argv: the one
+    # whose parent is none of them is the container's PID 1.
+    found = container_pids(namespace, pod, b"rayboot")
+    (rayboot,) = [p for p in found if parent(p) not in found]
     env = dict(e.split("=", 1) for e in pathlib.Path(f"/proc/{rayboot}/environ").read_text().split("\0") if "=" in e)
     env.update(extra_env or {})
     return subprocess.run(["nsenter", f"--target={rayboot}", "--net", "--pid", "--mount", "--uts",
@@ -87,7 +94,7 @@ def serving_at(node, namespace, pod):
 
 
 def redis_keys(namespace, pod, password, pattern):
-    (server,) = container_pids(namespace, pod, b"redis-server")
+    server = container_pids(namespace, pod, b"redis-server")[0]  # its threads are not processes
     out = subprocess.run(["nsenter", f"--target={server}", "--net", "--pid", "--mount", "--setuid=1000",
                           "--setgid=100", "--", "redis-cli", "--no-auth-warning", "--scan", "--pattern", pattern],
                          env={"REDISCLI_AUTH": password, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
