@@ -30,6 +30,7 @@ void pod_init(struct pod *p)
     p->rendezvous.pid = -1;
     p->rendezvous.fd = -1;
     p->watch.pid = -1;
+    rayrestart_init(&p->ray_restarts);
     strv_init(&p->ray_env);
     strv_init(&p->cmd_env);
 }
@@ -83,6 +84,7 @@ static int spawn(struct pod *p, const char *what, const struct strv *argv, const
 int pod_start_ray(struct pod *p)
 {
     p->ray_exited = false;
+    p->ray_started_ms = monotime_ms();
     if (spawn(p, "ray", &p->plan.ray_start, &p->ray_env, &p->ray_pid) == 0)
         return 0;
     log_info("set RAYBOOT_RAY to the ray executable if it is not `ray` on PATH");
@@ -128,6 +130,14 @@ void pod_reap(struct pod *p)
                          (int)pid);
             else
                 log_warn("the rendezvous (pid %d) ended (%d); the workers poll the GCS", (int)pid,
+                         proc_exit_code(status));
+        } else if (pid == p->store_pid) {
+            p->store_pid = 0;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                log_info("the GCS's storage namespace is deleted from Redis");
+            else
+                log_warn("deleting the GCS's storage namespace from Redis failed (%d): delete its keys by hand "
+                         "(redis-cli --scan --pattern 'RAY<RAY_external_storage_namespace>@*', then DEL them)",
                          proc_exit_code(status));
         } else if (pid == p->watch.pid) {
             /* Rayboot's own child, not the pod's: what it saw is the supervisor's to act on. */

@@ -10,6 +10,7 @@
 #include "dns.h"
 #include "plan.h"
 #include "prober.h"
+#include "rayrestart.h"
 #include "rdvwatch.h"
 #include "settings.h"
 #include "rdvauth.h"
@@ -53,11 +54,15 @@ struct pod {
     char gcs_addr[DNS_ADDR_MAX_BYTES];             /* where the GCS answered */
     char cluster_id[RDVAUTH_CLUSTER_ID_MAX_BYTES]; /* the head we joined (the head: its own) */
     long next_monitor_ms;
-    long head_lost_since_ms; /* 0 while the head answers */
-    int watch_status;        /* wait status, valid once watch_ended */
-    bool watch_ended;        /* the watch was reaped; the supervisor has not looked yet */
-    bool watch_quiet;        /* its failure to connect was said: retries are not */
-    long watch_retry_ms;     /* no watch is started before this time */
+    long head_lost_since_ms;        /* 0 while the head answers */
+    long ray_started_ms;            /* when ray start was last spawned */
+    struct rayrestart ray_restarts; /* a worker's starts of Ray again under the same head */
+    pid_t store_pid;                /* the head's deletion of its GCS state from Redis (0: not running) */
+    bool store_cleaning;            /* it was started (or could not be): once only */
+    int watch_status;               /* wait status, valid once watch_ended */
+    bool watch_ended;               /* the watch was reaped; the supervisor has not looked yet */
+    bool watch_quiet;               /* its failure to connect was said: retries are not */
+    long watch_retry_ms;            /* no watch is started before this time */
 };
 
 /* Nothing started, nothing open; pod_free undoes whatever was set up since. */

@@ -19,6 +19,7 @@
 #include "rayauth.h"
 #include "rdvauth.h"
 #include "submit.h"
+#include "storeclean.h"
 #include "supervise.h"
 #include "termlog.h"
 
@@ -64,6 +65,7 @@ static int start_head(struct pod *pod)
     enum wait_result res;
     /* Listening before Ray starts: workers that come early hold a connection, not a poll; a
      * port taken ends the pod before anything runs. */
+    storeclean_check((const char *const *)pod->ray_env.items);
     if (pod_rendezvous_start(pod) < 0 || pod_start_ray(pod) < 0)
         return -1;
     res = pod_wait_gcs(pod, OWN_GCS_ADDR, pod->settings.wait_timeout_ms, false, &err);

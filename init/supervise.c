@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "env.h"
 #include "exitcode.h"
 #include "log.h"
 #include "monotime.h"
 #include "proc.h"
 #include "pod.h"
+#include "rayrestart.h"
+#include "storeclean.h"
 #include "supervise.h"
 #include "wait.h"
 
@@ -44,6 +47,8 @@
 #define HEAD_LINGER_MS 8000
 #define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
+/* Ray's cleanup starts Python and imports ray (a few seconds), then deletes the keys. */
+#define STORE_CLEAN_TIMEOUT_MS 30000
 
 /* Drives the drain with blocking prober calls, reading signals between looks. Stops early when
  * ray start is gone: its raylet exits by itself once the drain is through. */
@@ -205,8 +210,39 @@ static void clear_old_ray(struct pod *pod)
     }
 }
 
-/* A worker's Ray ended on its own. A lost or new head is waited for and joined again; anything
- * else ends the pod with Ray's code. */
+/* A worker's Ray died while its head is up under the same cluster (an OOM kill, a crash): the
+ * node's actors are gone, but the pod can still serve the cluster, so Ray starts again after a
+ * delay, RAYRESTART_MAX times in a row at most (rayrestart.h); after that the pod ends with Ray's
+ * code, for the controller to see. */
+static void restart_ray_under_head(struct pod *pod)
+{
+    int code = proc_exit_code(pod->ray_status);
+    long delay = rayrestart_next_ms(&pod->ray_restarts, pod->ray_started_ms, monotime_ms());
+    struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
+    if (delay < 0) {
+        pod->stopping = true;
+        pod->exit_code = code ? code : 1; /* ray start --block only returns when something went wrong */
+        log_error("Ray exited (%d) while its head is up, after %d starts again in a row: ending the pod", code,
+                  RAYRESTART_MAX);
+        pod_end_reason(pod, "Ray exited (%d) while its head was up, %d times in a row", code, RAYRESTART_MAX + 1);
+        return;
+    }
+    log_warn("Ray exited (%d) while its head is up (same cluster): starting it again in %.0f s (%d of at most %d in "
+             "a row)",
+             code, (double)delay / 1000.0, pod->ray_restarts.count, RAYRESTART_MAX);
+    if (wait_sleep(delay, &stop) < 0 || pod->term_requested) {
+        pod->stopping = true;
+        pod->exit_code = pod->settings.eviction_exit_code;
+        return;
+    }
+    clear_old_ray(pod);
+    log_info("starting Ray again to join the head at %s", pod->gcs_addr);
+    if (pod_join_head(pod) < 0)
+        pod->stopping = true;
+}
+
+/* A worker's Ray ended on its own. Under a head that is up as the same cluster it is started
+ * again; a lost or new head is waited for and joined again. */
 static void worker_ray_ended(struct pod *pod)
 {
     struct errbuf err;
@@ -223,12 +259,7 @@ static void worker_ray_ended(struct pod *pod)
         struct prober_reply reply;
         if (pod_ask(pod, prober_req_cluster_id(pod->gcs_addr, pod->plan.head_port, 0), &reply) == PROBER_OK &&
             strcmp(reply.value, pod->cluster_id) == 0) {
-            pod->stopping = true;
-            pod->exit_code = proc_exit_code(pod->ray_status);
-            if (pod->exit_code == 0)
-                pod->exit_code = 1; /* ray start --block only returns when something went wrong */
-            log_error("Ray exited (%d) while its head is up; ending the pod", proc_exit_code(pod->ray_status));
-            pod_end_reason(pod, "Ray exited (%d) while its head was up", proc_exit_code(pod->ray_status));
+            restart_ray_under_head(pod);
             return;
         }
         log_info("Ray exited and the head is gone or new; waiting up to %.0f s to join it again",
@@ -340,10 +371,29 @@ static void watch_ended(struct pod *pod)
     pod->next_monitor_ms = monotime_ms();
 }
 
+/* The head has not answered for RAY_gcs_rpc_server_reconnect_timeout_s: the time Ray's raylet
+ * itself keeps trying a lost GCS before it exits. A raylet still up by then would stay Running
+ * and useless for as long as the pod lives (ray#64349: workers left Running, un-Ready, after a
+ * head restart); its Ray is stopped, then waited for and joined again as when Ray ends with its
+ * head gone (RAYBOOT_HEAD_LOSS_TIMEOUT). The SIGTERM is repeated at each look until it is gone. */
+static void give_up_on_gcs(struct pod *pod)
+{
+    if (!rayrestart_reconnect_expired(pod->head_lost_since_ms, monotime_ms(), pod->settings.gcs_reconnect_timeout_ms))
+        return;
+    if (!pod->restarting_ray)
+        log_warn("the head %s:%d has not answered for %.0f s (RAY_gcs_rpc_server_reconnect_timeout_s=%ld): this "
+                 "node cannot reach any GCS; stopping Ray to wait for the head and join it again",
+                 pod->plan.head_fqdn, pod->plan.head_port, (double)(monotime_ms() - pod->head_lost_since_ms) / 1000.0,
+                 pod->settings.gcs_reconnect_timeout_ms / 1000);
+    pod->restarting_ray = true;
+    kill(pod->ray_pid, SIGTERM);
+}
+
 /* A worker's periodic look at its head: finished? replaced? gone? */
 static void monitor_head(struct pod *pod)
 {
     struct prober_reply reply;
+    bool same;
     if (pod->plan.role != PLAN_ROLE_WORKER || pod->stopping || pod->ray_pid == 0 ||
         monotime_ms() < pod->next_monitor_ms)
         return;
@@ -362,12 +412,17 @@ static void monitor_head(struct pod *pod)
             rdvwatch_stop(&pod->watch);
             pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
         }
+        give_up_on_gcs(pod);
         return;
     }
-    if (pod->head_lost_since_ms)
+    same = !pod->cluster_id[0] || strcmp(reply.value, pod->cluster_id) == 0;
+    if (pod->head_lost_since_ms && same)
+        log_info("the head answers again after %.1f s, as the same cluster: Ray keeps running",
+                 (double)(monotime_ms() - pod->head_lost_since_ms) / 1000.0);
+    else if (pod->head_lost_since_ms)
         log_info("the head answers again");
     pod->head_lost_since_ms = 0;
-    if (pod->cluster_id[0] && strcmp(reply.value, pod->cluster_id) != 0) {
+    if (!same) {
         /* Said once; the SIGTERM is repeated at each look until ray start has gone. */
         if (!pod->restarting_ray)
             log_info("the head is a new cluster (id %.12s..., was %.12s...): leaving the old one to join it",
@@ -410,6 +465,29 @@ static void decide(struct pod *pod)
     }
 }
 
+/* The head's command ended by itself and its Ray has stopped: under GCS fault tolerance the job's
+ * state in Redis (nodes, actors, the "finished" key) is deleted, so that nothing is left behind
+ * (storeclean.c). Never after a SIGTERM that came first: a head evicted mid-job is re-created and
+ * must find it. Under a SIGTERM after the command, the grace period still bounds it. */
+static void clean_store(struct pod *pod)
+{
+    const char *const *env = (const char *const *)pod->ray_env.items;
+    const char *ns = env_lookup_nonempty(env, "RAY_external_storage_namespace");
+    struct errbuf err;
+    if (pod->store_cleaning || pod->plan.role != PLAN_ROLE_HEAD || !pod->job_finished || !storeclean_wanted(env))
+        return;
+    pod->store_cleaning = true;
+    if (storeclean_start(env_lookup_nonempty(env, "RAYBOOT_ROOT"), pod->ray_env.items, pod->plan.ray_start.items[0],
+                         &pod->store_pid, &err) < 0) {
+        log_warn("cannot delete the GCS's storage namespace %s from Redis: %s; delete its keys (RAY%s@*) by hand", ns,
+                 err.msg, ns);
+        return;
+    }
+    log_info("deleting the GCS's storage namespace %s from Redis (pid %d)", ns, (int)pod->store_pid);
+    if (!pod->term_requested && pod->kill_at_ms < monotime_ms() + STORE_CLEAN_TIMEOUT_MS)
+        pod->kill_at_ms = monotime_ms() + STORE_CLEAN_TIMEOUT_MS;
+}
+
 static bool children_left(void)
 {
     siginfo_t info;
@@ -449,6 +527,7 @@ int supervise(struct pod *pod)
         monitor_head(pod);
         watch_head(pod);
         if (pod->stopping && pod->ray_pid == 0 && pod->cmd_pid == 0) {
+            clean_store(pod);
             /* The prober, the rendezvous and the watch are ours, not something to wait for (the rendezvous
              * left running held the head's pod until the deadline's SIGKILL). */
             if (pod->prober.pid > 0)

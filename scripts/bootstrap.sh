@@ -15,6 +15,7 @@ packages=(
     clang clang-tidy clang-format cppcheck valgrind                    # make lint, make fuzz, make unit-valgrind
     libclang-rt-dev                                                    # libFuzzer for make fuzz (clang only recommends it)
     dnsmasq-base iproute2 util-linux nftables procps curl              # pod simulator
+    redis-server                                                       # GCS fault tolerance tests (its external store)
     etcd-server containerd runc containernetworking-plugins iptables conntrack ipset  # the real node
     buildah mmdebstrap                                                 # its images
 )

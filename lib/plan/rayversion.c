@@ -102,6 +102,11 @@ static int find_on_path(const char *root, const char *const *envp, const char *r
     return -1;
 }
 
+int rayversion_locate(const char *root, const char *const *envp, const char *ray, char *out, size_t cap)
+{
+    return find_on_path(root, envp, ray, out, cap) < 0 ? -1 : 0;
+}
+
 /* The Version: line among METADATA's headers (they end at the first empty line). */
 static int metadata_version(const char *text, char version[RAYVERSION_MAX_BYTES])
 {

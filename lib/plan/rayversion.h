@@ -4,6 +4,7 @@
 #define RAYBOOT_RAYVERSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* A version string ("2.60.0", "2.49.0rc1"); longer is not a version. */
 #define RAYVERSION_MAX_BYTES 32
@@ -20,6 +21,10 @@ struct rayversion {
  * ray-V.dist-info/METADATA where PREFIX is the directory above its bin/. Every file is read under
  * root (RAYBOOT_ROOT in tests). Never fails: an unknown version says why in out->why. */
 void rayversion_read(const char *root, const char *const *envp, const char *ray, struct rayversion *out);
+
+/* The ray executable execve will run for `ray` (a path, or a name on the environment's PATH), its
+ * symlinks followed, into out (a path in the pod, without root). -1 when there is none. */
+int rayversion_locate(const char *root, const char *const *envp, const char *ray, char *out, size_t cap);
 
 /* 1 when version is major.minor or later, 0 when earlier, -1 when it does not start with
  * NUMBER.NUMBER. */

@@ -15,6 +15,9 @@
 #define WORKERS_TIMEOUT_DEFAULT_MS (300 * 1000L)   /* then the job runs on whoever joined */
 #define GRACE_PERIOD_DEFAULT_MS (30 * 1000L)       /* Kubernetes' default grace period */
 #define HEAD_LOSS_TIMEOUT_DEFAULT_MS (300 * 1000L) /* a restarted Volcano job re-creates the head */
+/* Ray 2.60's default for RAY_gcs_rpc_server_reconnect_timeout_s: its raylet exits after it. */
+#define GCS_RECONNECT_TIMEOUT_DEFAULT_S 60
+#define GCS_RECONNECT_VAR "RAY_gcs_rpc_server_reconnect_timeout_s"
 /* The head's rendezvous (init/rendezvous.c): its default is here, not in init/, because the
  * sidecar loads these settings too. */
 #define RENDEZVOUS_PORT_DEFAULT 8079
@@ -51,6 +54,18 @@ static int port_number(const char *const *envp, const char *name, int *port, str
     return 0;
 }
 
+/* Ray reads its variable as a whole number of seconds (a uint32): so does rayboot, to the day. */
+static int reconnect_timeout(const char *const *envp, long *ms, struct errbuf *err)
+{
+    const char *v = env_lookup_nonempty(envp, GCS_RECONNECT_VAR);
+    long n = GCS_RECONNECT_TIMEOUT_DEFAULT_S;
+    if (v && env_parse_count(v, (long)SETTINGS_SECONDS_MAX, &n) < 0)
+        return errbuf_set(err, "%s=%.40s: expected a whole number of seconds (0 to %.0f)", GCS_RECONNECT_VAR, v,
+                          SETTINGS_SECONDS_MAX);
+    *ms = n * 1000L;
+    return 0;
+}
+
 int settings_load(const char *const *envp, struct settings *s, struct errbuf *err)
 {
     const char *code = env_lookup_nonempty(envp, "RAYBOOT_EVICTION_EXIT_CODE");
@@ -66,7 +81,8 @@ int settings_load(const char *const *envp, struct settings *s, struct errbuf *er
         seconds(envp, "RAYBOOT_HEAD_LOSS_TIMEOUT", &s->head_loss_timeout_ms, err) < 0)
         return -1;
     s->rendezvous_port = RENDEZVOUS_PORT_DEFAULT;
-    if (port_number(envp, "RAYBOOT_RENDEZVOUS_PORT", &s->rendezvous_port, err) < 0)
+    if (port_number(envp, "RAYBOOT_RENDEZVOUS_PORT", &s->rendezvous_port, err) < 0 ||
+        reconnect_timeout(envp, &s->gcs_reconnect_timeout_ms, err) < 0)
         return -1;
     if (code) {
         long v;

@@ -11,6 +11,10 @@ struct settings {
     long head_loss_timeout_ms; /* RAYBOOT_HEAD_LOSS_TIMEOUT: a worker waits this long for a lost head */
     int eviction_exit_code;    /* RAYBOOT_EVICTION_EXIT_CODE: exit code after a graceful SIGTERM */
     int rendezvous_port;       /* RAYBOOT_RENDEZVOUS_PORT: the head's rendezvous (8079; 0: none) */
+    /* RAY_gcs_rpc_server_reconnect_timeout_s, Ray's own variable (KubeRay sets it on GCS fault
+     * tolerant workers): how long a worker's raylet keeps trying a GCS it lost; rayboot stops a
+     * node that has not reached its head for that long. */
+    long gcs_reconnect_timeout_ms;
 };
 
 /* Defaults, then the environment. -1 with a message naming the variable on a bad value. */

@@ -92,8 +92,9 @@ class Node:
 
 
 class FakeGcs:
-    def __init__(self, host: str = "127.0.0.1"):
-        """host: the loopback address to listen on ("::1" for IPv6)."""
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        """host: the loopback address to listen on ("::1" for IPv6); port: 0 for any free one (a
+        GCS restarted in place takes its old one)."""
         self.serving = True
         self.cluster_id = b"\x01" * 28
         self.ray_version = "2.60.0"  # CheckAliveReply.ray_version; None: the method is unknown
@@ -112,7 +113,7 @@ class FakeGcs:
         self.lock = threading.Lock()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([_Handler(self)])
-        self.port = self.server.add_insecure_port(f"[{host}]:0" if ":" in host else f"{host}:0")
+        self.port = self.server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
         self.server.start()
 
     def stop(self):

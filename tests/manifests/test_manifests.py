@@ -32,7 +32,8 @@ DRAIN_CLIENTS = {"registry.example.com/ray:2.60.0-rayboot0.1.0": "rayboot-sideca
 # The Kubernetes minor the core kinds are validated against (kubernetes-validate's schemas).
 KUBERNETES_VERSION = "1.33.0"
 # The placeholders every manifest uses; k8s/kustomization.yaml maps them to a real registry.
-RAYBOOT_IMAGES = {"registry.example.com/rayboot:0.1.0", "registry.example.com/ray:2.60.0-rayboot0.1.0"}
+RAYBOOT_IMAGES = {"registry.example.com/rayboot:0.1.0", "registry.example.com/ray:2.60.0-rayboot0.1.0",
+                  "registry.example.com/redis:7.0-rayboot0.1.0"}
 STOCK_RAY = "rayproject/ray:2.60.0"
 
 
@@ -275,6 +276,8 @@ def pod_specs():
             yield from ((path, r["template"]["spec"]["template"]["spec"]) for r in doc["spec"]["replicatedJobs"])
         elif doc.get("kind") == "RayCluster":
             yield from ((path, spec) for _, spec in ray_groups(doc))
+        elif doc.get("kind") == "Deployment":
+            yield path, doc["spec"]["template"]["spec"]
 
 
 def test_every_pod_is_restricted():
@@ -356,8 +359,8 @@ def test_ray_token_auth_is_on_everywhere():
         secrets = {v["name"]: v["secret"] for v in spec.get("volumes", []) if "secret" in v}
         for c in spec.get("containers", []) + spec.get("initContainers", []):
             where = f"{path.name}/{c['name']}"
-            if c.get("command", [None])[1:2] == ["install"]:
-                continue
+            if c.get("command", [None])[1:2] == ["install"] or c["image"].startswith("registry.example.com/redis:"):
+                continue  # `rayboot install`, and Redis (GCS fault tolerance's store: no Ray there)
             env = {e["name"]: e.get("value") for e in c.get("env", [])}
             assert env.get("RAY_AUTH_MODE") == "token", f"{where}: {env}"
             assert "RAY_AUTH_TOKEN" not in env, f"{where}: the token belongs in a file, not in the pod spec"
@@ -426,3 +429,75 @@ def test_every_ray_container_has_a_memory_limit_and_a_memory_backed_dev_shm():
             f"{where}: /dev/shm's sizeLimit is below the object store, 30% of {resources['limits']['memory']}"
         checked += 1
     assert checked >= 14, checked
+
+
+# GCS fault tolerance (docs/gcs-ft.md): the manifests with an external Redis.
+GCS_FT = {"volcano": "metadata.annotations['scheduling.k8s.io/group-name']",
+          "indexed-job": "metadata.labels['batch.kubernetes.io/controller-uid']"}
+
+
+def env_of(container):
+    return [(e["name"], e) for e in container.get("env", [])]
+
+
+def expanded(value, earlier):
+    """The names a value's $(NAME) references, each defined above it (Kubernetes expands only those)."""
+    names = re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", value)
+    assert all(n in earlier for n in names), f"{value}: references a variable not defined above it"
+    return names
+
+
+@pytest.mark.parametrize("platform", sorted(GCS_FT))
+def test_gcs_ft_manifests_keep_the_heads_state_per_job_incarnation(platform):
+    """The head has Ray's RAY_REDIS_ADDRESS (the Service of k8s/redis/redis.yaml), the password from
+    the Secret (REDIS_PASSWORD, and `ray start --redis-password=$(REDIS_PASSWORD)` as KubeRay
+    passes it), a RAY_external_storage_namespace built from the job's uid (and Volcano's job version,
+    which a RestartJob raises), a label Redis' NetworkPolicy admits; the workers wait 600 s for a
+    lost GCS as KubeRay sets it."""
+    path = REPO / "k8s" / platform / "ray-cluster-gcs-ft.yaml"
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    if platform == "volcano":
+        templates = {t["name"]: t["template"] for t in job["spec"]["tasks"]}
+        head, workers = templates["head"], [templates["worker"]]
+    else:
+        head = job["spec"]["template"]
+        workers = [head]
+    (ray,) = [c for c in head["spec"]["containers"] if c["name"] == "ray"]
+    env = env_of(ray)
+    names = [n for n, _ in env]
+    values = dict(env)
+    assert values["RAY_REDIS_ADDRESS"]["value"] == "ray-redis:6379"
+    assert values["REDIS_PASSWORD"]["valueFrom"] == {"secretKeyRef": {"name": "ray-redis", "key": "password"}}
+    assert "--redis-password=$(REDIS_PASSWORD)" in values["RAYBOOT_RAY_START_ARGS"]["value"].split()
+    fields = {n: e["valueFrom"]["fieldRef"]["fieldPath"] for n, e in env if "fieldRef" in e.get("valueFrom", {})}
+    ns = values["RAY_external_storage_namespace"]
+    if "value" in ns:
+        used = expanded(ns["value"], names[:names.index("RAY_external_storage_namespace")])
+        sources = {fields[n] for n in used}
+    else:
+        sources = {ns["valueFrom"]["fieldRef"]["fieldPath"]}
+    assert GCS_FT[platform] in sources, sources
+    if platform == "volcano":
+        assert "metadata.annotations['volcano.sh/job-version']" in sources, sources
+    expanded(values["RAYBOOT_RAY_START_ARGS"]["value"], names[:names.index("RAYBOOT_RAY_START_ARGS")])
+    assert head["metadata"]["labels"]["rayboot.io/gcs-ft-head"] == "true"
+    for w in workers:
+        (wray,) = [c for c in w["spec"]["containers"] if c["name"] == "ray"]
+        assert dict(env_of(wray))["RAY_gcs_rpc_server_reconnect_timeout_s"]["value"] == "600"
+
+
+def test_the_redis_of_gcs_ft_admits_the_heads_and_takes_its_password_from_the_secret():
+    docs = [d for d in yaml.safe_load_all((REPO / "k8s" / "redis" / "redis.yaml").read_text()) if d]
+    kinds = {d["kind"]: d for d in docs}
+    (c,) = kinds["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert c["image"] == "registry.example.com/redis:7.0-rayboot0.1.0"
+    args = c["args"]
+    assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+    assert dict(env_of(c))["REDIS_PASSWORD"]["valueFrom"] == {"secretKeyRef": {"name": "ray-redis", "key": "password"}}
+    assert kinds["Service"]["metadata"]["name"] == "ray-redis" and kinds["Service"]["spec"]["ports"][0]["port"] == 6379
+    policy = kinds["NetworkPolicy"]["spec"]
+    assert matches(policy["podSelector"], kinds["Deployment"]["spec"]["template"]["metadata"]["labels"])
+    (rule,) = policy["ingress"]
+    assert [p["podSelector"] for p in rule["from"]] == [{"matchLabels": {"rayboot.io/gcs-ft-head": "true"}}]
+    assert (REPO / "images" / "redis" / "Dockerfile").exists()

@@ -76,7 +76,7 @@ KUBELET_SYSCTLS = ("vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "k
 PINS = dict(line.split("=", 1) for line in (HERE / "pins.env").read_text().splitlines()
             if line and not line.startswith("#"))
 IMAGE_NAMES = {"pause": PINS["IMAGE_PAUSE"], "debian": PINS["IMAGE_DEBIAN"], "rayboot": PINS["IMAGE_RAYBOOT"],
-               "ray-stock": PINS["IMAGE_RAY_STOCK"], "ray": PINS["IMAGE_RAY"]}
+               "ray-stock": PINS["IMAGE_RAY_STOCK"], "ray": PINS["IMAGE_RAY"], "redis": PINS["IMAGE_REDIS"]}
 
 UP_TIMEOUT_S = 180
 

@@ -10,6 +10,7 @@
 #   rayboot     IMAGE_RAYBOOT: the top-level Dockerfile (builder stage on `debian`, FROM scratch).
 #   ray-stock   IMAGE_RAY_STOCK: a stand-in for rayproject/ray (tests/node/images/ray-standin/).
 #   ray         IMAGE_RAY: images/Dockerfile on the stand-in, as a user would build it.
+#   redis       IMAGE_REDIS: images/redis/Dockerfile (GCS fault tolerance's Redis) on `debian`.
 #
 # An image is rebuilt only when its inputs change (a key over them is kept beside its archive).
 # buildah's storage is build/node/buildah, so nothing lands in the machine's own.
@@ -128,4 +129,7 @@ ray_key=$(key_of "$repo/images/Dockerfile")-$rayboot_key-$stock_key
 build ray "$IMAGE_RAY" "$ray_key" -f "$repo/images/Dockerfile" \
     --build-arg "RAYBOOT_IMAGE=$IMAGE_RAYBOOT" --build-arg "RAY_VERSION=${IMAGE_RAY_STOCK##*:}" \
     "$repo/images"
+# images/redis/Dockerfile: GCS fault tolerance's Redis, Debian's redis-server on the local base.
+redis_key=$(key_of "$repo/images/redis")-$debian_key
+build redis "$IMAGE_REDIS" "$redis_key" -f "$repo/images/redis/Dockerfile" "$repo/images/redis"
 say "images ready in $out/images"
