@@ -86,7 +86,7 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
-	@echo "make lint       cppcheck, clang-tidy, clang-format, no include circle (scripts/include-graph.py),"
+	@echo "make lint       cppcheck, clang-tidy, clang-format, shellcheck, no include circle (scripts/include-graph.py),"
 	@echo "                docs' links and variables (scripts/check-docs.py)"
 	@echo "make format     clang-format every C file in place"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
@@ -191,6 +191,10 @@ C_FILES := $(sort $(wildcard $(LIB_LAYERS:%=lib/%/*.[ch]) init/*.[ch] sidecar/*.
 format:
 	clang-format -i $(C_FILES)
 
+# Every shell script (the *.sh files, wherever they are, and the CI's entry point), as shellcheck
+# reads them at its default severity; -x follows the files they source.
+SH_FILES := $(sort $(filter-out $(BUILD)/%,$(wildcard *.sh */*.sh */*/*.sh */*/*/*.sh)) .ci/run)
+
 # check-docs.py runs both binaries' --help: every variable they name is documented in docs/.
 lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	python3 scripts/include-graph.py
@@ -198,6 +202,7 @@ lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	python3 scripts/check-test-map.py
 	python3 scripts/check-docs.py $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	clang-format --dry-run --Werror $(C_FILES)
+	shellcheck -x $(SH_FILES)
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem $(LIB_LAYERS:%=-Ilib/%) lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
