@@ -216,7 +216,8 @@ bootstrap:
 venv:
 	scripts/ray-venv.sh $(VENV)
 
-# The whole suite. pytest's summary is the last line: "N passed".
+# The whole suite. pytest prints the 30 slowest tests and each tier's time (tests/conftest.py), so
+# the CI's time can be attributed; its summary is the last line: "N passed".
 test: bootstrap
 	$(MAKE) all
 	$(MAKE) node-background
@@ -226,7 +227,7 @@ test: bootstrap
 	$(MAKE) fuzz-ci
 	$(MAKE) venv
 	$(MAKE) node
-	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest tests --durations=30 $(PYTEST_ARGS)
 	@python3 scripts/check-leftovers.py $(BUILD)
 
 # The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from
