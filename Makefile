@@ -8,6 +8,9 @@ PREFIX  := $(DEPS)/prefix
 DEPS_OK := $(DEPS)/.stamp-all
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
+# The checkers' own small venv (ruff, gcovr; scripts/tool-requirements.txt): lint needs no Ray.
+TOOLS_VENV := $(BUILD)/tools-venv
+TOOLS_OK   := $(TOOLS_VENV)/.installed
 
 # lib/ in layers (lib/*/README.md): base, then confine and net, then plan and ray. Each folder is
 # on the include path, so a header is named by its file name; scripts/include-graph.py checks
@@ -86,7 +89,7 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
-	@echo "make lint       cppcheck, clang-tidy, clang-format, shellcheck, no include circle (scripts/include-graph.py),"
+	@echo "make lint       cppcheck, clang-tidy, clang-format, shellcheck, ruff, no include circle (scripts/include-graph.py),"
 	@echo "                docs' links and variables (scripts/check-docs.py)"
 	@echo "make format     clang-format every C file in place"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
@@ -195,14 +198,19 @@ format:
 # reads them at its default severity; -x follows the files they source.
 SH_FILES := $(sort $(filter-out $(BUILD)/%,$(wildcard *.sh */*.sh */*/*.sh */*/*/*.sh)) .ci/run)
 
+$(TOOLS_OK): scripts/tool-requirements.txt scripts/ray-venv.sh
+	scripts/ray-venv.sh $(TOOLS_VENV) scripts/tool-requirements.txt
+
 # check-docs.py runs both binaries' --help: every variable they name is documented in docs/.
-lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
+# ruff's rules are ruff.toml's.
+lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar $(TOOLS_OK)
 	python3 scripts/include-graph.py
 	python3 scripts/unique-test-names.py
 	python3 scripts/check-test-map.py
 	python3 scripts/check-docs.py $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	clang-format --dry-run --Werror $(C_FILES)
 	shellcheck -x $(SH_FILES)
+	$(TOOLS_VENV)/bin/ruff check --no-cache --quiet .
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem $(LIB_LAYERS:%=-Ilib/%) lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
