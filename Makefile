@@ -24,7 +24,16 @@ SIDECAR_SRC := $(sort $(wildcard sidecar/*.c))
 HEADERS     := $(wildcard $(LIB_LAYERS:%=lib/%/*.h) init/*.h sidecar/*.h)
 DEPFLAGS    := -MMD -MP
 
-WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla
+# Warnings: curl's picky set, -Wconversion and -Wsign-conversion everywhere (every narrowing or
+# sign change is a cast that says it is meant), less -Wdeclaration-after-statement (C11 style) and
+# -Wcast-qual (libcurl and libmicrohttpd take read-only buffers as void *). WARN is what gcc and
+# clang (fuzz targets, clang-tidy) both know; WARN_GCC is gcc's alone, added to every gcc build.
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+            -Wundef -Wwrite-strings -Wnull-dereference -Wpointer-arith -Wcast-align -Wmissing-declarations \
+            -Wold-style-definition -Wnested-externs -Wfloat-equal -Wimplicit-fallthrough -Wdouble-promotion \
+            -Wbad-function-cast -Wconversion -Wsign-conversion
+WARN_GCC := -Wduplicated-cond -Wduplicated-branches -Wlogical-op -Wformat-truncation=2 -Wformat-overflow=2 \
+            -Wshift-overflow=2 -Walloc-zero -Wrestrict -Wtrampolines -Wstrict-aliasing=3
 COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) $(LIB_LAYERS:%=-Ilib/%)
 
 # Release: musl, fully static, position-independent (static PIE), hardened. _FORTIFY_SOURCE is
@@ -37,7 +46,7 @@ REL_CC      := musl-gcc
 # specs last, so the link calls gcc itself. lib/confine/relro.c makes RELRO hold at run time.
 REL_SPECS   := deps/musl-static-pie.specs
 REL_LD      := $(or $(REALGCC),x86_64-linux-gnu-gcc) -specs=$(REL_SPECS) -static-pie
-REL_CFLAGS  := $(COMMON) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+REL_CFLAGS  := $(COMMON) $(WARN_GCC) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
                -ffunction-sections -fdata-sections
 REL_INCLUDES := -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
 REL_LDFLAGS := -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
@@ -51,7 +60,7 @@ $(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(
 
 # Unit tests: glibc, Debian's -dev packages, address and undefined-behaviour sanitizers.
 UNIT_CC      := gcc
-UNIT_CFLAGS  := $(COMMON) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+UNIT_CFLAGS  := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
 # init's and the sidecar's pure modules are tested too; their main loops and HTTP glue are tested
@@ -165,7 +174,7 @@ unit: $(UNIT_TESTS) $(REPLAYS)
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
 # (uninitialised reads ASan does not see) with zero errors and zero definite leaks required.
-VG_CFLAGS := $(COMMON) -Iinit -Isidecar -O1 -g
+VG_CFLAGS := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g
 VG_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/unit-vg/%,$(sort $(wildcard tests/unit/test_*.c)))
 VALGRIND  := valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
@@ -273,7 +282,7 @@ demo: bootstrap
 # simulator. `make bench QUICK=1` is a few minutes; BENCH_ONLY=join,scale runs some of them.
 $(BUILD)/bench/stamp: bench/tools/stamp.c
 	@mkdir -p $(dir $@)
-	$(Q)gcc -std=c11 -O2 $(WARN) $< -o $@
+	$(Q)gcc -std=c11 -O2 $(WARN) $(WARN_GCC) $< -o $@
 
 bench: bootstrap
 	$(MAKE) all venv $(BUILD)/bench/stamp
@@ -307,7 +316,7 @@ PLAN_SRC := lib/plan/plan.c lib/plan/plandata.c lib/plan/podview.c lib/plan/dete
             lib/plan/raystart.c lib/base/strv.c lib/plan/pluginargs.c lib/base/flags.c lib/net/address.c \
             lib/net/dnsname.c lib/base/errbuf.c lib/plan/plan_platform.c lib/plan/lws.c lib/plan/jobset.c \
             lib/plan/podlabels.c lib/base/count.c lib/base/number.c lib/base/lines.c lib/plan/nofile.c \
-            lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c
+            lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c lib/base/text.c
 GCS_SRC  := lib/ray/gcs.c lib/net/protobuf.c lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c \
             lib/base/deadline.c lib/base/errbuf.c lib/base/number.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
@@ -318,11 +327,12 @@ FUZZ_SRC_raystart   := lib/plan/raystart.c lib/base/strv.c lib/base/errbuf.c
 FUZZ_SRC_hosts      := lib/net/hosts.c lib/base/lines.c
 FUZZ_SRC_resolvconf := lib/net/resolvconf.c lib/base/lines.c
 FUZZ_SRC_volcano    := lib/plan/volcano.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c lib/base/fsroot.c \
-                       lib/base/errbuf.c lib/base/number.c
+                       lib/base/errbuf.c lib/base/number.c lib/base/text.c
 FUZZ_SRC_lws        := lib/plan/lws.c lib/base/count.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c \
                        lib/base/errbuf.c lib/base/number.c
 FUZZ_SRC_jobset     := lib/plan/jobset.c lib/plan/podlabels.c lib/base/count.c lib/net/dnsname.c \
-                       lib/base/env.c lib/base/strv.c lib/base/fsroot.c lib/base/errbuf.c lib/base/number.c
+                       lib/base/env.c lib/base/strv.c lib/base/fsroot.c lib/base/errbuf.c lib/base/number.c \
+                       lib/base/text.c
 FUZZ_SRC_cgroup     := lib/plan/cgroup.c lib/base/fsroot.c lib/base/strv.c lib/base/errbuf.c
 FUZZ_SRC_address    := lib/net/address.c lib/net/dnsname.c lib/base/errbuf.c lib/base/number.c
 FUZZ_SRC_grpc       := lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c lib/base/deadline.c \
@@ -332,7 +342,7 @@ FUZZ_SRC_gcs        := $(GCS_SRC)
 FUZZ_SRC_drain      := lib/ray/drain.c lib/ray/prober_req.c $(GCS_SRC)
 FUZZ_SRC_dashboard  := init/dashboard.c lib/net/httpc.c lib/base/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c lib/base/number.c
-FUZZ_SRC_log        := lib/base/log.c
+FUZZ_SRC_log        := lib/base/log.c lib/base/text.c
 FUZZ_SRC_rendezvous := lib/ray/rdvmsg.c
 FUZZ_SRC_rdvauth    := lib/ray/rdvauth.c lib/base/sha256.c
 
