@@ -63,6 +63,7 @@ static void test_bounded(void **state)
     char *big = malloc(SHELLQUOTE_MAX_BYTES);
     char *argv[1] = {big};
     (void)state;
+    assert_non_null(big);
     memset(big, '\'', SHELLQUOTE_MAX_BYTES - 1);
     big[SHELLQUOTE_MAX_BYTES - 1] = '\0';
     assert_null(shellquote_join(argv, 1));
