@@ -88,7 +88,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
 .PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
-	node node-up node-down node-background analyze
+	node node-up node-down node-background analyze coverage
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -102,6 +102,7 @@ help:
 	@echo "                docs' links and variables (scripts/check-docs.py)"
 	@echo "make format     clang-format every C file in place"
 	@echo "make analyze    gcc -fanalyzer over every C file, one at a time (make lint runs it)"
+	@echo "make coverage   line coverage of the unit tier (gcov, gcovr), printed; build/cov/coverage.txt"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
@@ -163,15 +164,21 @@ $(BUILD)/unit/%: $(BUILD)/unit/obj/tests/unit/%.o $(UNIT_LIB_A)
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
+# The unit tier: $(call run_unit_tier,TESTS,REPLAY_DIR) runs every unit test program, then each
+# fuzz harness's replay (REPLAY_DIR/fuzz_NAME) over its seeds and regression inputs.
+define run_unit_tier
+failed=0; for t in $(1); do \
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || failed=1; \
+done; \
+for name in $(FUZZ_NAMES); do \
+    dirs=fuzz/corpus/$$name; [ -d fuzz/regressions/$$name ] && dirs="$$dirs fuzz/regressions/$$name"; \
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 \
+        $(2)/fuzz_$$name $$dirs || failed=1; \
+done; [ $$failed = 0 ]
+endef
+
 unit: $(UNIT_TESTS) $(REPLAYS)
-	@failed=0; for t in $(UNIT_TESTS); do \
-	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || failed=1; \
-	done; \
-	for name in $(FUZZ_NAMES); do \
-	    dirs=fuzz/corpus/$$name; [ -d fuzz/regressions/$$name ] && dirs="$$dirs fuzz/regressions/$$name"; \
-	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 \
-	        $(BUILD)/replay/fuzz_$$name $$dirs || failed=1; \
-	done; exit $$failed
+	@$(call run_unit_tier,$(UNIT_TESTS),$(BUILD)/replay)
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
 # (uninitialised reads ASan does not see) with zero errors and zero definite leaks required.
@@ -197,6 +204,39 @@ unit-valgrind: $(VG_TESTS)
 	@failed=0; for t in $(VG_TESTS); do \
 	    $(VALGRIND) $$t >$$t.log 2>&1 || { cat $$t.log; echo "valgrind: $$t failed"; failed=1; }; \
 	done; [ $$failed = 0 ] && echo "valgrind: $(words $(VG_TESTS)) unit test programs, no errors, no definite leaks"; exit $$failed
+
+# Line coverage of the unit tier: the unit tests and the fuzz replays again, built as `make unit`
+# builds them but -O0 and --coverage, under build/cov, then gcovr (tools venv) over what they ran
+# (fuzz/replay.c needs the sanitizers' hooks; they cost time only). The figure is
+# of the files the unit tier compiles (UNIT_LIB_SRC and the harnesses' sources); tests/README.md
+# says what that leaves out. Full report: build/cov/coverage.txt.
+COV_CFLAGS  := $(UNIT_CFLAGS) -O0 --coverage
+COV_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/cov/%,$(sort $(wildcard tests/unit/test_*.c)))
+COV_REPLAYS := $(patsubst %,$(BUILD)/cov/replay/fuzz_%,$(FUZZ_NAMES))
+GCOVR       := $(TOOLS_VENV)/bin/gcovr --root . --gcov-executable gcov --exclude 'tests/' --exclude 'fuzz/' \
+               --exclude '$(BUILD)/'
+
+$(BUILD)/cov/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC-COV  $<"
+	$(Q)$(UNIT_CC) $(COV_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+COV_LIB_A := $(BUILD)/cov/libunit.a
+$(COV_LIB_A): $(patsubst %.c,$(BUILD)/cov/obj/%.o,$(UNIT_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cov/test_%: $(BUILD)/cov/obj/tests/unit/test_%.o $(COV_LIB_A)
+	@echo "  LD-COV  $@"
+	$(Q)$(UNIT_CC) $(COV_CFLAGS) $^ $(UNIT_LIBS) -o $@
+
+coverage: $(COV_TESTS) $(COV_REPLAYS) $(TOOLS_OK)
+	@find $(BUILD)/cov -name '*.gcda' -delete
+	@($(call run_unit_tier,$(COV_TESTS),$(BUILD)/cov/replay)) >$(BUILD)/cov/run.log 2>&1 || \
+	    { tail -n 40 $(BUILD)/cov/run.log; echo "coverage: a unit test failed ($(BUILD)/cov/run.log)"; exit 1; }
+	@$(GCOVR) --txt $(BUILD)/cov/coverage.txt $(BUILD)/cov
+	@$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov | grep -E '^(lines|functions|branches):' | \
+	    sed 's/^/coverage of the unit tier: /'
 
 # Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
 C_FILES := $(sort $(wildcard $(LIB_LAYERS:%=lib/%/*.[ch]) init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
@@ -400,5 +440,12 @@ $(BUILD)/replay/fuzz_%: $(BUILD)/unit/obj/fuzz/fuzz_%.o $(BUILD)/unit/obj/fuzz/r
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
+# And once more with --coverage, for `make coverage`.
+$(BUILD)/cov/replay/fuzz_%: $(BUILD)/cov/obj/fuzz/fuzz_%.o $(BUILD)/cov/obj/fuzz/replay.o \
+        $$(patsubst %.c,$(BUILD)/cov/obj/%.o,$$(sort $$(FUZZ_SRC_$$*)))
+	@mkdir -p $(dir $@)
+	@echo "  LD-COV  $@"
+	$(Q)$(UNIT_CC) $(COV_CFLAGS) $^ $(UNIT_LIBS) -o $@
+
 # What each object was built from, as the compiler wrote it (no file yet on a first build).
--include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/knockout -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/cov/obj $(BUILD)/knockout -name '*.d' 2>/dev/null)
