@@ -352,7 +352,7 @@ bench: bootstrap
 	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
-	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout
+	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout $(BUILD)/cov $(BUILD)/analyze
 
 distclean:
 	rm -rf $(BUILD)
