@@ -248,7 +248,7 @@ format:
 # reads them at its default severity; -x follows the files they source.
 SH_FILES := $(sort $(filter-out $(BUILD)/%,$(wildcard *.sh */*.sh */*/*.sh */*/*/*.sh)) .ci/run)
 
-$(TOOLS_OK): scripts/tool-requirements.txt scripts/ray-venv.sh
+$(TOOLS_OK): scripts/tool-requirements.txt
 	scripts/ray-venv.sh $(TOOLS_VENV) scripts/tool-requirements.txt
 
 # gcc's static analyzer over every C file of the project, one translation unit at a time, each as
