@@ -88,7 +88,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
 .PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
-	node node-up node-down node-background analyze coverage
+	node node-up node-down node-background analyze coverage coverage-contract
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -103,6 +103,7 @@ help:
 	@echo "make format     clang-format every C file in place"
 	@echo "make analyze    gcc -fanalyzer over every C file, one at a time (make lint runs it)"
 	@echo "make coverage   line coverage of the unit tier (gcov, gcovr), printed; build/cov/coverage.txt"
+	@echo "make coverage-contract  the same of the contract tier, run against --coverage builds (5 min)"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
@@ -238,6 +239,42 @@ coverage: $(COV_TESTS) $(COV_REPLAYS) $(TOOLS_OK)
 	@$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov | grep -E '^(lines|functions|branches):' | \
 	    sed 's/^/coverage of the unit tier: /'
 
+# The contract tier's coverage (not run by `make test`: it is the contract tier again, about 5
+# minutes): both binaries built as released but with --coverage under build/cov-rel, the contract
+# tests run against them (RAYBOOT_BIN_DIR), gcovr over what they wrote. Only processes that end
+# through exit write their counts; tests/README.md says what that leaves out.
+COVREL_CFLAGS := $(REL_CFLAGS) --coverage
+COVREL_LIB_A  := $(BUILD)/cov-rel/librayboot.a
+$(BUILD)/cov-rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
+
+$(BUILD)/cov-rel/%.o: %.c $(DEPS_OK) VERSION
+	@mkdir -p $(dir $@)
+	@echo "  CC-COV  $<"
+	$(Q)$(REL_CC) $(COVREL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) -c $< -o $@
+
+$(COVREL_LIB_A): $(patsubst %.c,$(BUILD)/cov-rel/%.o,$(LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cov-rel/bin/rayboot: $(patsubst %.c,$(BUILD)/cov-rel/%.o,$(INIT_SRC)) $(COVREL_LIB_A) $(REL_SPECS)
+	@mkdir -p $(dir $@)
+	@echo "  LD-COV  $@"
+	$(Q)$(REL_LD) $(COVREL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(REL_LIBS) -o $@
+
+$(BUILD)/cov-rel/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/cov-rel/%.o,$(SIDECAR_SRC)) $(COVREL_LIB_A) $(REL_SPECS)
+	@mkdir -p $(dir $@)
+	@echo "  LD-COV  $@"
+	$(Q)$(REL_LD) $(COVREL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(SIDECAR_LIBS) -o $@
+
+coverage-contract: $(BUILD)/cov-rel/bin/rayboot $(BUILD)/cov-rel/bin/rayboot-sidecar $(TOOLS_OK)
+	$(MAKE) venv
+	@find $(BUILD)/cov-rel -name '*.gcda' -delete
+	@status=0; RAYBOOT_BIN_DIR=$(CURDIR)/$(BUILD)/cov-rel/bin $(PYTHON) -m pytest tests/contract -q -p no:cacheprovider \
+	    || status=$$?; \
+	$(GCOVR) --txt $(BUILD)/cov-rel/coverage.txt $(BUILD)/cov-rel; \
+	$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov-rel | grep -E '^(lines|functions|branches):' | \
+	    sed 's/^/coverage of the contract tier: /'; exit $$status
+
 # Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
 C_FILES := $(sort $(wildcard $(LIB_LAYERS:%=lib/%/*.[ch]) init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
 
@@ -352,7 +389,7 @@ bench: bootstrap
 	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
-	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout $(BUILD)/cov $(BUILD)/analyze
+	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout $(BUILD)/cov $(BUILD)/cov-rel $(BUILD)/analyze
 
 distclean:
 	rm -rf $(BUILD)
@@ -448,4 +485,5 @@ $(BUILD)/cov/replay/fuzz_%: $(BUILD)/cov/obj/fuzz/fuzz_%.o $(BUILD)/cov/obj/fuzz
 	$(Q)$(UNIT_CC) $(COV_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
 # What each object was built from, as the compiler wrote it (no file yet on a first build).
--include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/cov/obj $(BUILD)/knockout -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/cov/obj $(BUILD)/cov-rel $(BUILD)/knockout \
+    -name '*.d' 2>/dev/null)
