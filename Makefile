@@ -8,6 +8,9 @@ PREFIX  := $(DEPS)/prefix
 DEPS_OK := $(DEPS)/.stamp-all
 VENV    := $(BUILD)/venv
 PYTHON  := $(VENV)/bin/python
+# The checkers' own small venv (ruff, gcovr; scripts/tool-requirements.txt): lint needs no Ray.
+TOOLS_VENV := $(BUILD)/tools-venv
+TOOLS_OK   := $(TOOLS_VENV)/.installed
 
 # lib/ in layers (lib/*/README.md): base, then confine and net, then plan and ray. Each folder is
 # on the include path, so a header is named by its file name; scripts/include-graph.py checks
@@ -21,7 +24,16 @@ SIDECAR_SRC := $(sort $(wildcard sidecar/*.c))
 HEADERS     := $(wildcard $(LIB_LAYERS:%=lib/%/*.h) init/*.h sidecar/*.h)
 DEPFLAGS    := -MMD -MP
 
-WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla
+# Warnings: curl's picky set, -Wconversion and -Wsign-conversion everywhere (every narrowing or
+# sign change is a cast that says it is meant), less -Wdeclaration-after-statement (C11 style) and
+# -Wcast-qual (libcurl and libmicrohttpd take read-only buffers as void *). WARN is what gcc and
+# clang (fuzz targets, clang-tidy) both know; WARN_GCC is gcc's alone, added to every gcc build.
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+            -Wundef -Wwrite-strings -Wnull-dereference -Wpointer-arith -Wcast-align -Wmissing-declarations \
+            -Wold-style-definition -Wnested-externs -Wfloat-equal -Wimplicit-fallthrough -Wdouble-promotion \
+            -Wbad-function-cast -Wconversion -Wsign-conversion
+WARN_GCC := -Wduplicated-cond -Wduplicated-branches -Wlogical-op -Wformat-truncation=2 -Wformat-overflow=2 \
+            -Wshift-overflow=2 -Walloc-zero -Wrestrict -Wtrampolines -Wstrict-aliasing=3
 COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) $(LIB_LAYERS:%=-Ilib/%)
 
 # Release: musl, fully static, position-independent (static PIE), hardened. _FORTIFY_SOURCE is
@@ -34,7 +46,7 @@ REL_CC      := musl-gcc
 # specs last, so the link calls gcc itself. lib/confine/relro.c makes RELRO hold at run time.
 REL_SPECS   := deps/musl-static-pie.specs
 REL_LD      := $(or $(REALGCC),x86_64-linux-gnu-gcc) -specs=$(REL_SPECS) -static-pie
-REL_CFLAGS  := $(COMMON) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+REL_CFLAGS  := $(COMMON) $(WARN_GCC) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
                -ffunction-sections -fdata-sections
 REL_INCLUDES := -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
 REL_LDFLAGS := -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
@@ -48,7 +60,7 @@ $(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(
 
 # Unit tests: glibc, Debian's -dev packages, address and undefined-behaviour sanitizers.
 UNIT_CC      := gcc
-UNIT_CFLAGS  := $(COMMON) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+UNIT_CFLAGS  := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
 # init's and the sidecar's pure modules are tested too; their main loops and HTTP glue are tested
@@ -77,7 +89,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
 .PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
-	node node-up node-down node-background
+	node node-up node-down node-background analyze coverage coverage-contract
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -87,9 +99,12 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
-	@echo "make lint       cppcheck, clang-tidy, clang-format, no include circle (scripts/include-graph.py),"
+	@echo "make lint       cppcheck, clang-tidy, clang-format, shellcheck, ruff, no include circle (scripts/include-graph.py),"
 	@echo "                docs' links and variables (scripts/check-docs.py)"
 	@echo "make format     clang-format every C file in place"
+	@echo "make analyze    gcc -fanalyzer over every C file, one at a time (make lint runs it)"
+	@echo "make coverage   line coverage of the unit tier (gcov, gcovr), printed; build/cov/coverage.txt"
+	@echo "make coverage-contract  the same of the contract tier, run against --coverage builds (5 min)"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
@@ -151,19 +166,25 @@ $(BUILD)/unit/%: $(BUILD)/unit/obj/tests/unit/%.o $(UNIT_LIB_A)
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
+# The unit tier: $(call run_unit_tier,TESTS,REPLAY_DIR) runs every unit test program, then each
+# fuzz harness's replay (REPLAY_DIR/fuzz_NAME) over its seeds and regression inputs.
+define run_unit_tier
+failed=0; for t in $(1); do \
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || failed=1; \
+done; \
+for name in $(FUZZ_NAMES); do \
+    dirs=fuzz/corpus/$$name; [ -d fuzz/regressions/$$name ] && dirs="$$dirs fuzz/regressions/$$name"; \
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 \
+        $(2)/fuzz_$$name $$dirs || failed=1; \
+done; [ $$failed = 0 ]
+endef
+
 unit: $(UNIT_TESTS) $(REPLAYS)
-	@failed=0; for t in $(UNIT_TESTS); do \
-	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $$t || failed=1; \
-	done; \
-	for name in $(FUZZ_NAMES); do \
-	    dirs=fuzz/corpus/$$name; [ -d fuzz/regressions/$$name ] && dirs="$$dirs fuzz/regressions/$$name"; \
-	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:abort_on_error=1 \
-	        $(BUILD)/replay/fuzz_$$name $$dirs || failed=1; \
-	done; exit $$failed
+	@$(call run_unit_tier,$(UNIT_TESTS),$(BUILD)/replay)
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
 # (uninitialised reads ASan does not see) with zero errors and zero definite leaks required.
-VG_CFLAGS := $(COMMON) -Iinit -Isidecar -O1 -g
+VG_CFLAGS := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g
 VG_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/unit-vg/%,$(sort $(wildcard tests/unit/test_*.c)))
 VALGRIND  := valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
@@ -186,19 +207,120 @@ unit-valgrind: $(VG_TESTS)
 	    $(VALGRIND) $$t >$$t.log 2>&1 || { cat $$t.log; echo "valgrind: $$t failed"; failed=1; }; \
 	done; [ $$failed = 0 ] && echo "valgrind: $(words $(VG_TESTS)) unit test programs, no errors, no definite leaks"; exit $$failed
 
+# Line coverage of the unit tier: the unit tests and the fuzz replays again, built as `make unit`
+# builds them but -O0 and --coverage, under build/cov, then gcovr (tools venv) over what they ran
+# (fuzz/replay.c needs the sanitizers' hooks; they cost time only). The figure is of the files the
+# unit tier compiles (UNIT_LIB_SRC and the harnesses' sources); tests/README.md says what that
+# leaves out. Full report: build/cov/coverage.txt.
+COV_CFLAGS  := $(UNIT_CFLAGS) -O0 --coverage
+COV_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/cov/%,$(sort $(wildcard tests/unit/test_*.c)))
+COV_REPLAYS := $(patsubst %,$(BUILD)/cov/replay/fuzz_%,$(FUZZ_NAMES))
+GCOVR       := $(TOOLS_VENV)/bin/gcovr --root . --gcov-executable gcov --exclude 'tests/' --exclude 'fuzz/' \
+               --exclude '$(BUILD)/'
+
+$(BUILD)/cov/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC-COV  $<"
+	$(Q)$(UNIT_CC) $(COV_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+COV_LIB_A := $(BUILD)/cov/libunit.a
+$(COV_LIB_A): $(patsubst %.c,$(BUILD)/cov/obj/%.o,$(UNIT_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cov/test_%: $(BUILD)/cov/obj/tests/unit/test_%.o $(COV_LIB_A)
+	@echo "  LD-COV  $@"
+	$(Q)$(UNIT_CC) $(COV_CFLAGS) $^ $(UNIT_LIBS) -o $@
+
+coverage: $(COV_TESTS) $(COV_REPLAYS) $(TOOLS_OK)
+	@find $(BUILD)/cov -name '*.gcda' -delete
+	@($(call run_unit_tier,$(COV_TESTS),$(BUILD)/cov/replay)) >$(BUILD)/cov/run.log 2>&1 || \
+	    { tail -n 40 $(BUILD)/cov/run.log; echo "coverage: a unit test failed ($(BUILD)/cov/run.log)"; exit 1; }
+	@$(GCOVR) --txt $(BUILD)/cov/coverage.txt $(BUILD)/cov
+	@$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov | grep -E '^(lines|functions|branches):' | \
+	    sed 's/^/coverage of the unit tier: /'
+
+# The contract tier's coverage (not run by `make test`: it is the contract tier again, about 5
+# minutes): both binaries built as released but with --coverage under build/cov-rel, the contract
+# tests run against them (RAYBOOT_BIN_DIR), gcovr over what they wrote. Only processes that end
+# through exit write their counts; tests/README.md says what that leaves out.
+COVREL_CFLAGS := $(REL_CFLAGS) --coverage
+COVREL_LIB_A  := $(BUILD)/cov-rel/librayboot.a
+$(BUILD)/cov-rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
+
+$(BUILD)/cov-rel/%.o: %.c $(DEPS_OK) VERSION
+	@mkdir -p $(dir $@)
+	@echo "  CC-COV  $<"
+	$(Q)$(REL_CC) $(COVREL_CFLAGS) $(DEPFLAGS) $(REL_INCLUDES) -c $< -o $@
+
+$(COVREL_LIB_A): $(patsubst %.c,$(BUILD)/cov-rel/%.o,$(LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cov-rel/bin/rayboot: $(patsubst %.c,$(BUILD)/cov-rel/%.o,$(INIT_SRC)) $(COVREL_LIB_A) $(REL_SPECS)
+	@mkdir -p $(dir $@)
+	@echo "  LD-COV  $@"
+	$(Q)$(REL_LD) $(COVREL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(REL_LIBS) -o $@
+
+$(BUILD)/cov-rel/bin/rayboot-sidecar: $(patsubst %.c,$(BUILD)/cov-rel/%.o,$(SIDECAR_SRC)) $(COVREL_LIB_A) $(REL_SPECS)
+	@mkdir -p $(dir $@)
+	@echo "  LD-COV  $@"
+	$(Q)$(REL_LD) $(COVREL_CFLAGS) $(REL_LDFLAGS) $(filter %.o %.a,$^) $(SIDECAR_LIBS) -o $@
+
+coverage-contract: $(BUILD)/cov-rel/bin/rayboot $(BUILD)/cov-rel/bin/rayboot-sidecar $(TOOLS_OK)
+	$(MAKE) venv
+	@find $(BUILD)/cov-rel -name '*.gcda' -delete
+	@status=0; RAYBOOT_BIN_DIR=$(CURDIR)/$(BUILD)/cov-rel/bin $(PYTHON) -m pytest tests/contract -q -p no:cacheprovider \
+	    || status=$$?; \
+	$(GCOVR) --txt $(BUILD)/cov-rel/coverage.txt $(BUILD)/cov-rel; \
+	$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov-rel | grep -E '^(lines|functions|branches):' | \
+	    sed 's/^/coverage of the contract tier: /'; exit $$status
+
 # Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
 C_FILES := $(sort $(wildcard $(LIB_LAYERS:%=lib/%/*.[ch]) init/*.[ch] sidecar/*.[ch] fuzz/*.[ch] tests/unit/*.c bench/tools/*.c))
 
 format:
 	clang-format -i $(C_FILES)
 
+# Every shell script (the *.sh files, wherever they are, and the CI's entry point), as shellcheck
+# reads them at its default severity; -x follows the files they source.
+SH_FILES := $(sort $(filter-out $(BUILD)/%,$(wildcard *.sh */*.sh */*/*.sh */*/*/*.sh)) .ci/run)
+
+$(TOOLS_OK): scripts/tool-requirements.txt
+	scripts/ray-venv.sh $(TOOLS_VENV) scripts/tool-requirements.txt
+
+# gcc's static analyzer over every C file of the project, one translation unit at a time, each as
+# it is built: lib/, init/ and sidecar/ as released (musl, -O2), the unit tests and fuzz harnesses
+# as the unit build compiles them (without sanitizers), the bench tool as `make bench` does. Every
+# checker is on and any finding fails; a suppression is a pragma at its line with its reason.
+# A file is analysed again when it or a header changes (all 152: about 30 s on one core here).
+ANALYZE_SRC := $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) $(sort $(wildcard tests/unit/*.c fuzz/*.c bench/tools/*.c))
+ANALYZE_OK  := $(patsubst %.c,$(BUILD)/analyze/%.ok,$(ANALYZE_SRC))
+$(BUILD)/analyze/lib/%.ok $(BUILD)/analyze/init/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES)
+$(BUILD)/analyze/sidecar/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
+$(BUILD)/analyze/tests/%.ok $(BUILD)/analyze/fuzz/%.ok: AN_CC = $(UNIT_CC) $(COMMON) $(WARN_GCC) -Iinit -Isidecar \
+    -I$(dir $(CJSON_SRC)) -O1
+$(BUILD)/analyze/bench/%.ok: AN_CC = gcc -std=c11 -O2 $(WARN) $(WARN_GCC)
+
+$(BUILD)/analyze/%.ok: %.c $(HEADERS) fuzz/fuzz.h $(DEPS_OK) VERSION
+	@mkdir -p $(dir $@)
+	@echo "  ANALYZE $<"
+	$(Q)$(AN_CC) -fanalyzer -c $< -o /dev/null
+	@touch $@
+
+analyze: $(ANALYZE_OK)
+	@echo "analyze: gcc -fanalyzer, $(words $(ANALYZE_OK)) files, no finding"
+
 # check-docs.py runs both binaries' --help: every variable they name is documented in docs/.
-lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
+# ruff's rules are ruff.toml's.
+lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar $(TOOLS_OK) analyze
 	python3 scripts/include-graph.py
 	python3 scripts/unique-test-names.py
 	python3 scripts/check-test-map.py
 	python3 scripts/check-docs.py $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	clang-format --dry-run --Werror $(C_FILES)
+	shellcheck -x $(SH_FILES)
+	$(TOOLS_VENV)/bin/ruff check --no-cache --quiet .
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability --std=c11 -D_GNU_SOURCE \
 	    --suppress=missingIncludeSystem $(LIB_LAYERS:%=-Ilib/%) lib init sidecar
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) -- \
@@ -212,7 +334,8 @@ bootstrap:
 venv:
 	scripts/ray-venv.sh $(VENV)
 
-# The whole suite. pytest's summary is the last line: "N passed".
+# The whole suite. pytest prints the 30 slowest tests and each tier's time (tests/conftest.py), so
+# the CI's time can be attributed; its summary is the last line: "N passed".
 test: bootstrap
 	$(MAKE) all
 	$(MAKE) node-background
@@ -222,7 +345,7 @@ test: bootstrap
 	$(MAKE) fuzz-ci
 	$(MAKE) venv
 	$(MAKE) node
-	$(PYTHON) -m pytest tests $(PYTEST_ARGS)
+	$(PYTHON) -m pytest tests --durations=30 $(PYTEST_ARGS)
 	@python3 scripts/check-leftovers.py $(BUILD)
 
 # The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from
@@ -260,14 +383,14 @@ demo: bootstrap
 # simulator. `make bench QUICK=1` is a few minutes; BENCH_ONLY=join,scale runs some of them.
 $(BUILD)/bench/stamp: bench/tools/stamp.c
 	@mkdir -p $(dir $@)
-	$(Q)gcc -std=c11 -O2 $(WARN) $< -o $@
+	$(Q)gcc -std=c11 -O2 $(WARN) $(WARN_GCC) $< -o $@
 
 bench: bootstrap
 	$(MAKE) all venv $(BUILD)/bench/stamp
 	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
-	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout
+	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout $(BUILD)/cov $(BUILD)/cov-rel $(BUILD)/analyze
 
 distclean:
 	rm -rf $(BUILD)
@@ -294,7 +417,7 @@ PLAN_SRC := lib/plan/plan.c lib/plan/plandata.c lib/plan/podview.c lib/plan/dete
             lib/plan/raystart.c lib/base/strv.c lib/plan/pluginargs.c lib/base/flags.c lib/net/address.c \
             lib/net/dnsname.c lib/base/errbuf.c lib/plan/plan_platform.c lib/plan/lws.c lib/plan/jobset.c \
             lib/plan/podlabels.c lib/base/count.c lib/base/number.c lib/base/lines.c lib/plan/nofile.c \
-            lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c
+            lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c lib/base/text.c
 GCS_SRC  := lib/ray/gcs.c lib/net/protobuf.c lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c \
             lib/base/deadline.c lib/base/errbuf.c lib/base/number.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
@@ -305,11 +428,12 @@ FUZZ_SRC_raystart   := lib/plan/raystart.c lib/base/strv.c lib/base/errbuf.c
 FUZZ_SRC_hosts      := lib/net/hosts.c lib/base/lines.c
 FUZZ_SRC_resolvconf := lib/net/resolvconf.c lib/base/lines.c
 FUZZ_SRC_volcano    := lib/plan/volcano.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c lib/base/fsroot.c \
-                       lib/base/errbuf.c lib/base/number.c
+                       lib/base/errbuf.c lib/base/number.c lib/base/text.c
 FUZZ_SRC_lws        := lib/plan/lws.c lib/base/count.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c \
                        lib/base/errbuf.c lib/base/number.c
 FUZZ_SRC_jobset     := lib/plan/jobset.c lib/plan/podlabels.c lib/base/count.c lib/net/dnsname.c \
-                       lib/base/env.c lib/base/strv.c lib/base/fsroot.c lib/base/errbuf.c lib/base/number.c
+                       lib/base/env.c lib/base/strv.c lib/base/fsroot.c lib/base/errbuf.c lib/base/number.c \
+                       lib/base/text.c
 FUZZ_SRC_cgroup     := lib/plan/cgroup.c lib/base/fsroot.c lib/base/strv.c lib/base/errbuf.c
 FUZZ_SRC_address    := lib/net/address.c lib/net/dnsname.c lib/base/errbuf.c lib/base/number.c
 FUZZ_SRC_grpc       := lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c lib/base/deadline.c \
@@ -319,7 +443,7 @@ FUZZ_SRC_gcs        := $(GCS_SRC)
 FUZZ_SRC_drain      := lib/ray/drain.c lib/ray/prober_req.c $(GCS_SRC)
 FUZZ_SRC_dashboard  := init/dashboard.c lib/net/httpc.c lib/base/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c lib/base/number.c
-FUZZ_SRC_log        := lib/base/log.c
+FUZZ_SRC_log        := lib/base/log.c lib/base/text.c
 FUZZ_SRC_rendezvous := lib/ray/rdvmsg.c
 FUZZ_SRC_rdvauth    := lib/ray/rdvauth.c lib/base/sha256.c
 
@@ -354,5 +478,13 @@ $(BUILD)/replay/fuzz_%: $(BUILD)/unit/obj/fuzz/fuzz_%.o $(BUILD)/unit/obj/fuzz/r
 	@echo "  LD-SAN  $@"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $^ $(UNIT_LIBS) -o $@
 
+# And once more with --coverage, for `make coverage`.
+$(BUILD)/cov/replay/fuzz_%: $(BUILD)/cov/obj/fuzz/fuzz_%.o $(BUILD)/cov/obj/fuzz/replay.o \
+        $$(patsubst %.c,$(BUILD)/cov/obj/%.o,$$(sort $$(FUZZ_SRC_$$*)))
+	@mkdir -p $(dir $@)
+	@echo "  LD-COV  $@"
+	$(Q)$(UNIT_CC) $(COV_CFLAGS) $^ $(UNIT_LIBS) -o $@
+
 # What each object was built from, as the compiler wrote it (no file yet on a first build).
--include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/knockout -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/rel $(BUILD)/unit/obj $(BUILD)/unit-vg/obj $(BUILD)/cov/obj $(BUILD)/cov-rel $(BUILD)/knockout \
+    -name '*.d' 2>/dev/null)

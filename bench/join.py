@@ -14,8 +14,21 @@ exec is what is measured, and starting real raylets on the same two cores would 
 workers' measurement. The head is real Ray, started by rayboot in both modes."""
 import subprocess
 
-from common import (STAMP, TOOLS, VENV, join_latencies_ms, log, new_cluster, read_serving_window, read_stamps,
-                    remove_pods, rayjobs, summary_ms, ratio, wait_until)
+from common import (
+    STAMP,
+    TOOLS,
+    VENV,
+    join_latencies_ms,
+    log,
+    new_cluster,
+    ratio,
+    rayjobs,
+    read_serving_window,
+    read_stamps,
+    remove_pods,
+    summary_ms,
+    wait_until,
+)
 
 GCS_PORT = 6379
 
@@ -78,7 +91,7 @@ def run(quick):
                 (not_before, not_after), (lo, hi) = _one_run(cluster, mode, i, workers)
                 windows.append((not_after - not_before) / 1e6)
                 log(f"  join run {i + 1}/{runs} {mode}: " +
-                    ", ".join(f"{a:.1f}..{b:.1f} ms" for a, b in zip(lo, hi)) +
+                    ", ".join(f"{a:.1f}..{b:.1f} ms" for a, b in zip(lo, hi, strict=True)) +
                     f" (SERVING known to {windows[-1]:.1f} ms)")
                 high[mode] += hi
                 low[mode] += lo

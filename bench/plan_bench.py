@@ -14,7 +14,6 @@ sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 from podgen import volcano_pod  # noqa: E402
 
 
-
 def timed(argv, env):
     t0 = time.perf_counter()
     r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -128,8 +128,8 @@ def table(results):
     row("scale, no rendezvous: CPU per join", "scale.fallback.wake_cpu_us", " us")
     row("plan, 10,000 workers (p50)", "plan.planning_ms_p50", " ms")
     widths = [max(len(r[i]) for r in rows + [("figure", "value", "target", "")]) for i in range(4)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(("figure", "value", "target", ""), widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(("figure", "value", "target", ""), widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(lines)
 
 

@@ -23,8 +23,25 @@ import re
 import subprocess
 import time
 
-from common import RAYBOOT, STAMP, TOOLS, VENV, exe_of, join_latencies_ms, log, new_cluster, percentile, \
-    pid_namespace, pids_in_namespace, podsim, rayjobs, read_serving_window, read_stamps, remove_pods, wait_until
+from common import (
+    RAYBOOT,
+    STAMP,
+    TOOLS,
+    VENV,
+    exe_of,
+    join_latencies_ms,
+    log,
+    new_cluster,
+    percentile,
+    pid_namespace,
+    pids_in_namespace,
+    podsim,
+    rayjobs,
+    read_serving_window,
+    read_stamps,
+    remove_pods,
+    wait_until,
+)
 
 NAME = "scale"
 GCS_PORT = 6379

@@ -14,8 +14,21 @@ import os
 import statistics
 import time
 
-from common import (RAYBOOT, SIDECAR, STAMP, VENV, exe_of, log, new_cluster, pid_namespace, pids_in_namespace,
-                    rayjobs, read_stamps, remove_pods, rss_kb, wait_until)
+from common import (
+    RAYBOOT,
+    SIDECAR,
+    STAMP,
+    VENV,
+    exe_of,
+    log,
+    new_cluster,
+    pid_namespace,
+    pids_in_namespace,
+    rayjobs,
+    read_stamps,
+    rss_kb,
+    wait_until,
+)
 
 LAUNCH = ("import os, sys, time\n"
           "open(sys.argv[1], 'a').write(f'{time.time_ns()}\\n')\n"

@@ -35,8 +35,25 @@ import threading
 import time
 
 import podsim
-from common import (CLK_TCK, SIDECAR, STAMP, TOOLS, VENV, WORKDIR, MeasurementError, log, new_cluster, pid_namespace,
-                    pids_in_namespace, pss_kb, rayjobs, ratio, remove_pods, tree_cpu, tree_memory_kb)
+from common import (
+    CLK_TCK,
+    SIDECAR,
+    STAMP,
+    TOOLS,
+    VENV,
+    WORKDIR,
+    MeasurementError,
+    log,
+    new_cluster,
+    pid_namespace,
+    pids_in_namespace,
+    pss_kb,
+    ratio,
+    rayjobs,
+    remove_pods,
+    tree_cpu,
+    tree_memory_kb,
+)
 
 MODES = ("rayboot", "rayboot_fallback", "kuberay")
 BEFORE_MODES = ("rayboot_before", "rayboot_before_held")

@@ -21,6 +21,8 @@ mkdir -p "$src" "$prefix/lib" "$prefix/include" "$prefix_tls"
 # _FORTIFY_SOURCE is accepted but inert with musl (it has no fortified headers).
 export CC=musl-gcc
 export CFLAGS="-O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 -ffunction-sections -fdata-sections"
+# The same flags as words, for the two files compiled here directly.
+read -ra cflags <<<"$CFLAGS"
 # Only the prefix may answer pkg-config queries, so no glibc library can leak into the link.
 export PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig"
 export PKG_CONFIG_PATH=""
@@ -256,7 +258,7 @@ build_mbedtls() {
     done
     cmake_static "$dir" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DUSE_STATIC_MBEDTLS_LIBRARY=ON
-    musl-gcc $CFLAGS -std=c11 -Wall -Wextra -Werror -isystem "$prefix/include" \
+    musl-gcc "${cflags[@]}" -std=c11 -Wall -Wextra -Werror -isystem "$prefix/include" \
         -c "$here/mbedtls_entropy.c" -o "$out/mbedtls_entropy.o"
     ar rs "$prefix/lib/libmbedcrypto.a" "$out/mbedtls_entropy.o"
 }
@@ -265,7 +267,7 @@ build_microhttpd() {
     local dir
     dir=$(fetch libmicrohttpd)
     cd "$dir"
-    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    if [ -f Makefile ]; then make distclean >/dev/null 2>&1 || true; fi
     # Plain HTTP (probes and preStop hooks come from the kubelet on the pod network), epoll, no
     # authentication or form parsing: the sidecar drives it from its own loop, without threads.
     ./configure --prefix="$prefix" --disable-shared --enable-static --with-pic --disable-https \
@@ -285,7 +287,7 @@ build_seccomp() {
     cp -r /usr/include/linux /usr/include/asm-generic "$kheaders/"
     cp -r "/usr/include/$(gcc -print-multiarch)/asm" "$kheaders/asm"
     cd "$dir"
-    [ -f Makefile ] && make distclean >/dev/null 2>&1 || true
+    if [ -f Makefile ]; then make distclean >/dev/null 2>&1 || true; fi
     CC="musl-gcc -isystem $kheaders" ./configure --prefix="$prefix" --disable-shared \
         --enable-static --with-pic --disable-python
     make -j "$jobs" -C src
@@ -297,7 +299,7 @@ build_seccomp() {
 build_cjson() {
     local dir
     dir=$(fetch cjson)
-    musl-gcc $CFLAGS -std=c89 -c "$dir/cJSON.c" -o "$out/cJSON.o"
+    musl-gcc "${cflags[@]}" -std=c89 -c "$dir/cJSON.c" -o "$out/cJSON.o"
     ar rcs "$prefix/lib/libcjson.a" "$out/cJSON.o"
     mkdir -p "$prefix/include/cjson"
     cp "$dir/cJSON.h" "$prefix/include/cjson/cJSON.h"

@@ -32,12 +32,14 @@ static void make_reply(struct script *s, uint8_t control, struct prober_reply *r
     size_t len = next_byte(s);
     char *field = (control & 4) ? r->reason : r->value;
     size_t cap = (control & 4) ? sizeof(r->reason) : sizeof(r->value);
+    uint8_t departure;
 
     memset(r, 0, sizeof(*r));
     r->status = (control & 2) ? PROBER_OK : (control & 32) ? PROBER_ABSENT : PROBER_FAILED;
     if (control & 16)
         memcpy(&r->status, (int[]){(int)next_byte(s) - 128}, sizeof(int)); /* any int, as the socket carries */
-    r->departure = (enum gcs_departure)next_byte(s);
+    departure = next_byte(s);
+    r->departure = (enum gcs_departure)departure;
     if (control & 8)
         memset(field, 'x', cap); /* no NUL of the prober's own */
     if (len > (size_t)(s->end - s->p))

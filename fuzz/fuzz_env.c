@@ -48,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = fuzz_strndup(data, size), *lines[FUZZ_VARS_MAX];
     const char *envp[FUZZ_VARS_MAX + 2];
-    char *command[] = {"python", "train.py", NULL};
+    static char python[] = "python", train[] = "train.py";
+    char *command[] = {python, train, NULL};
     size_t n = fuzz_split(text, '\n', lines, FUZZ_VARS_MAX);
     struct plugin_args pa;
     struct settings st;

@@ -64,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(env_value + sizeof(env_name) - 1, lines[0], strlen(lines[0]) + 1);
     envp[0] = env_value;
 
-    argv[argc++] = "rayboot";
+    static char program[] = "rayboot";
+    argv[argc++] = program;
     for (size_t i = 1; i < n; i++)
         argv[argc++] = lines[i];
     argv[argc] = NULL;

@@ -114,8 +114,8 @@ def main():
             write("lws", case, host.encode() + b"\n" + env_lines)
         labels = os.path.join(root, "etc", "podinfo", "labels")
         if os.path.exists(labels):
-            fqdn = [l.split()[1] for l in read(root, "etc", "hosts").decode().splitlines()
-                    if l.split()[-1:] == [host] and len(l.split()) > 2]
+            fqdn = [line.split()[1] for line in read(root, "etc", "hosts").decode().splitlines()
+                    if line.split()[-1:] == [host] and len(line.split()) > 2]
             args_file = os.path.join(PODS, case, "args")
             args = read(args_file).decode().split() if os.path.exists(args_file) else []
             head = ([a.split("=", 1)[1] for a in args if a.startswith("--head=")] or ["head"])[0]

@@ -189,7 +189,7 @@ static void accept_all(struct holder *h)
             continue; /* a connection reset before it was accepted: the next one may be there */
         /* EAGAIN: all taken. Anything else (no descriptor, no memory) leaves the listener readable:
          * it is let alone for a while instead of polled again at once. */
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
+        if (errno != EAGAIN) /* EWOULDBLOCK is EAGAIN on Linux */
             h->paused_until_ms = monotime_ms() + RENDEZVOUS_ACCEPT_PAUSE_MS;
         return;
     }

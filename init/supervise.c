@@ -78,6 +78,13 @@ static void drive_drain(struct pod *pod, struct drain *d)
 }
 
 /* What SIGTERM did to the head's command, for the termination message. */
+/* How long the drain has run, for a log line. */
+static double drain_seconds(const struct drain *d)
+{
+    long ms = drain_elapsed_ms(d, monotime_ms());
+    return (double)ms / 1000.0;
+}
+
 static const char *command_fate(const struct pod *pod)
 {
     if (pod->plan.role != PLAN_ROLE_HEAD || pod->plan.command.len == 0 || pod->cmd_exited)
@@ -110,7 +117,7 @@ static void shut_down(struct pod *pod)
             log_warn("could not drain node %s: %s; stopping without a drain", pod->plan.node_name, d.detail);
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
             log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", pod->plan.node_name,
-                     (double)drain_elapsed_ms(&d, monotime_ms()) / 1000.0);
+                     drain_seconds(&d));
         } else if (d.state == DRAIN_DONE && d.earlier) {
             /* The usual case beside rayboot-sidecar: its preStop drain ran before this SIGTERM. */
             pod->drained = true;
@@ -118,8 +125,7 @@ static void shut_down(struct pod *pod)
         } else {
             /* Left the GCS, or its raylet exited by itself once drained (ray start is gone). */
             pod->drained = true;
-            log_info("node %s left the cluster after %.2f s of draining", pod->plan.node_name,
-                     (double)drain_elapsed_ms(&d, monotime_ms()) / 1000.0);
+            log_info("node %s left the cluster after %.2f s of draining", pod->plan.node_name, drain_seconds(&d));
         }
     } else if (pod->ray_pid > 0) {
         log_warn("this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_NAME): stopping without a drain");

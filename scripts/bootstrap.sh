@@ -12,7 +12,7 @@ packages=(
     "${build_packages[@]}"                                             # release build
     libcmocka-dev libcjson-dev libcurl4-openssl-dev libc-ares-dev libseccomp-dev libmicrohttpd-dev  # unit tests
     openssl                                                            # test CA for the sidecar
-    clang clang-tidy clang-format cppcheck valgrind                    # make lint, make fuzz, make unit-valgrind
+    clang clang-tidy clang-format cppcheck shellcheck valgrind         # make lint, make fuzz, make unit-valgrind
     libclang-rt-dev                                                    # libFuzzer for make fuzz (clang only recommends it)
     dnsmasq-base iproute2 util-linux nftables procps curl              # pod simulator
     redis-server                                                       # GCS fault tolerance tests (its external store)

@@ -1,6 +1,7 @@
 /* Logging: formats one event into a bounded line and writes it to stderr in one write(2), so
  * lines from several processes never interleave. It knows nothing about what is logged. */
 #include "log.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -99,7 +100,7 @@ size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, co
         line[len++] = '}';
         line[len++] = '\n';
     } else {
-        n = snprintf(line, LOG_LINE_MAX_BYTES - 1, "%s: %s: %s", program, level, msg);
+        n = text_format(line, LOG_LINE_MAX_BYTES - 1, "%s: %s: %s", program, level, msg);
         len = n < 0 ? 0 : ((size_t)n < LOG_LINE_MAX_BYTES - 1 ? (size_t)n : LOG_LINE_MAX_BYTES - 2);
         line[len++] = '\n';
     }

@@ -15,6 +15,7 @@
 
 #include "env.h"
 #include "number.h"
+#include "text.h"
 
 void proc_catchable_signals(sigset_t *set)
 {
@@ -83,7 +84,7 @@ static void exec_path(char *const argv[], char *const envp[])
     while (*path) {
         size_t len = strcspn(path, ":");
         /* An empty PATH entry means the current directory, as in execvp. */
-        int n = len ? snprintf(full, sizeof(full), "%.*s/%s", (int)len, path, argv[0])
+        int n = len ? text_format(full, sizeof(full), "%.*s/%s", (int)len, path, argv[0])
                     : snprintf(full, sizeof(full), "./%s", argv[0]);
         if (n > 0 && (size_t)n < sizeof(full)) {
             execve(full, argv, envp);

@@ -9,13 +9,14 @@
 #include "env.h"
 #include "jobset.h"
 #include "podlabels.h"
+#include "text.h"
 
 static void list_tasks(const struct volcano_tasks *vt, char *out, size_t cap)
 {
     size_t used = 0;
     out[0] = '\0';
     for (size_t i = 0; i < vt->ntasks && used < cap; i++) {
-        int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", vt->tasks[i].key);
+        int n = text_format(out + used, cap - used, "%s%s", i ? ", " : "", vt->tasks[i].key);
         if (n < 0)
             break;
         used += (size_t)n;
@@ -86,7 +87,7 @@ static int check_worker_names(const struct plan_input *in, const struct volcano_
         char name[DNS_LABEL_MAX_BYTES + 1];
         size_t n = strcspn(w, ",");
         const struct volcano_task *t;
-        snprintf(name, sizeof(name), "%.*s", (int)n, w);
+        text_copy(name, sizeof(name), w, n);
         t = volcano_find_task(vt, name);
         if (!t)
             return errbuf_set(err, "--worker=%.200s: no Volcano task named '%s' in %s (tasks: %s)", list, name,

@@ -14,6 +14,7 @@
 #include "env.h"
 #include "fsroot.h"
 #include "podlabels.h"
+#include "text.h"
 
 /* A label's value into out: 1 when found and valid, 0 when absent (-1 when it is required), -1
  * with a message. */
@@ -201,7 +202,7 @@ int jobset_parse(const struct jobset_input *in, struct jobset_pod *out, struct s
         const char *sub = in->fqdn + host_len + (in->fqdn[host_len] == '.');
         sub_len = strcspn(sub, ".");
         if (sub_len > 0 && dnsname_label_valid(sub, sub_len))
-            snprintf(out->subdomain, sizeof(out->subdomain), "%.*s", (int)sub_len, sub);
+            text_copy(out->subdomain, sizeof(out->subdomain), sub, sub_len);
     }
     if (read_labels(in, out, err) < 0 || read_env(in, out, err) < 0 || decide_role(in, out, warnings, err) < 0 ||
         cross_check(in, out, warnings, err) < 0)

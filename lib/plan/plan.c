@@ -20,6 +20,7 @@
 #include "raystart.h"
 #include "resolvconf.h"
 #include "shm.h"
+#include "text.h"
 #include "volcano.h"
 
 static int copy_str(char *dst, size_t cap, const char *src)
@@ -35,7 +36,7 @@ static int qualify(const struct plan *p, const char *host, char *out, size_t cap
     if (!p->namespace_[0])
         n = snprintf(out, cap, "%s", host);
     else
-        n = snprintf(out, cap, "%s.%s.svc.%s", host, p->namespace_, p->cluster_domain);
+        n = text_format(out, cap, "%s.%s.svc.%s", host, p->namespace_, p->cluster_domain);
     return (n < 0 || (size_t)n >= cap) ? -1 : 0;
 }
 

@@ -12,6 +12,7 @@
 #include "env.h"
 #include "fsroot.h"
 #include "hosts.h"
+#include "text.h"
 
 #define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 #define SA_NAMESPACE_MAX_BYTES 256
@@ -98,7 +99,7 @@ int podview_cluster_domain(const struct pod_view *pod, const char *const *envp, 
             len--;
         if (!dnsname_valid(given, len))
             return errbuf_set(err, "RAYBOOT_CLUSTER_DOMAIN=%.80s: not a valid domain", given);
-        snprintf(out, DNS_NAME_MAX_BYTES + 1, "%.*s", (int)len, given);
+        text_copy(out, DNS_NAME_MAX_BYTES + 1, given, len);
         return 0;
     }
     if (svc && svc[5])

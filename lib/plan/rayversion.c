@@ -14,6 +14,7 @@
 #include "env.h"
 #include "fsroot.h"
 #include "number.h"
+#include "text.h"
 
 /* Ray's METADATA is ~24 KiB (its long description); the Version: line is in the first lines. */
 #define RAYVERSION_METADATA_MAX_BYTES (256 * 1024)
@@ -25,7 +26,7 @@
 /* dst = a + sep + b, or -1 when it does not fit. */
 static int join(char *dst, size_t cap, const char *a, const char *sep, const char *b)
 {
-    int n = snprintf(dst, cap, "%s%s%s", a, sep, b);
+    int n = text_format(dst, cap, "%s%s%s", a, sep, b);
     return (n < 0 || (size_t)n >= cap) ? -1 : 0;
 }
 

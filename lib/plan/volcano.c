@@ -1,4 +1,5 @@
 /* Reading Volcano's host lists. Deciding what they mean (head, worker, counts) is detect.c's. */
+#include "text.h"
 #include "volcano.h"
 
 #include <ctype.h>
@@ -353,7 +354,7 @@ static int load_env(const char *const *envp, struct volcano_tasks *vt, struct er
         num_var = !hosts_var && key_from_var(*e, (size_t)(eq - *e), "_NUM", key);
         if (!hosts_var && !num_var)
             continue;
-        snprintf(what, sizeof(what), "%.*s", (int)(eq - *e), *e);
+        text_copy(what, sizeof(what), *e, (size_t)(eq - *e));
         t = task_get(vt, key, true);
         if (!t)
             return errbuf_set(err, "environment: more than %d VC_*_HOSTS tasks", VOLCANO_TASKS_MAX);

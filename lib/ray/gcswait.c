@@ -2,6 +2,7 @@
  * the results of its actions), with no I/O. gcswait.h says the speeds and why; the loop that runs
  * it in the prober, with the network, is gcswait_loop.c. */
 #include "gcswait.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -114,11 +115,11 @@ static void failed(struct gcswait *g, long now_ms, const char *stage, const char
 {
     struct gcswait_item *it;
     g->attempt++;
-    snprintf(g->last_failure, sizeof(g->last_failure), "%.20s: %.600s", stage, reason);
+    text_format(g->last_failure, sizeof(g->last_failure), "%.20s: %.600s", stage, reason);
     if (now_ms < g->next_log_ms || !(it = gcswait_news_add(news, GCSWAIT_PROGRESS)))
         return;
-    snprintf(it->text, sizeof(it->text), "waiting for %s: %s (attempt %u, %.1f s, next try in %ld ms)", g->what,
-             g->last_failure, g->attempt, (double)(now_ms - g->start_ms) / 1000.0, next_ms);
+    text_format(it->text, sizeof(it->text), "waiting for %s: %s (attempt %u, %.1f s, next try in %ld ms)", g->what,
+                g->last_failure, g->attempt, (double)(now_ms - g->start_ms) / 1000.0, next_ms);
     g->next_log_ms = now_ms + PROGRESS_INTERVAL_MS;
 }
 
@@ -262,7 +263,7 @@ void gcswait_give_up(struct gcswait *g, long now_ms, struct gcswait_news *news)
     struct gcswait_item *it;
     news->n = 0;
     if ((it = gcswait_news_add(news, GCSWAIT_DEADLINE)))
-        snprintf(it->text, sizeof(it->text), "gave up waiting for %s after %.1f s and %u attempts; last: %s", g->what,
-                 (double)(now_ms - g->start_ms) / 1000.0, g->attempt,
-                 g->last_failure[0] ? g->last_failure : "nothing tried");
+        text_format(it->text, sizeof(it->text), "gave up waiting for %s after %.1f s and %u attempts; last: %s",
+                    g->what, (double)(now_ms - g->start_ms) / 1000.0, g->attempt,
+                    g->last_failure[0] ? g->last_failure : "nothing tried");
 }

@@ -12,6 +12,7 @@
 
 #include "env.h"
 #include "fsroot.h"
+#include "text.h"
 
 /* A token file is one short line; anything this large is not one. */
 #define RAYAUTH_FILE_MAX_BYTES 65536
@@ -52,7 +53,7 @@ static int set_token(struct rayauth *a, const char *token, size_t len, struct er
         if (c < 0x20 || c == 0x7f)
             return errbuf_set(err, "%s: the token holds a control character (byte %zu)", a->source, i + 1);
     }
-    snprintf(a->header, sizeof(a->header), "authorization: Bearer %.*s", (int)len, token);
+    text_format(a->header, sizeof(a->header), "authorization: Bearer %.*s", (int)len, token);
     return 0;
 }
 

@@ -16,7 +16,6 @@ sys.path.insert(0, str(HERE))
 from fake_gcs import FakeGcs  # noqa: E402
 from procs import free_port  # noqa: E402
 
-
 # The heads and workers this session runs share loopback with every other session on the machine:
 # on rayboot's default port (8079) a worker could hold another session's head rendezvous and take
 # its word that a GCS serves (a woken worker starts Ray without a call of its own). One port per

@@ -33,32 +33,30 @@ def field_varint(number: int, value: int) -> bytes:
     return varint(number << 3) + varint(value)
 
 
+def read_varint(data: bytes, i: int) -> tuple[int, int]:
+    """The varint at data[i:] and the index after it."""
+    value, shift = 0, 0
+    while True:
+        b = data[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
+
+
 def parse(data: bytes) -> dict:
     """Top-level fields of a protobuf message: number -> list of int or bytes."""
     fields, i = {}, 0
     while i < len(data):
-        tag, shift = 0, 0
-        while True:
-            b = data[i]; i += 1
-            tag |= (b & 0x7F) << shift; shift += 7
-            if not b & 0x80:
-                break
+        tag, i = read_varint(data, i)
         number, wire = tag >> 3, tag & 7
         if wire == 0:
-            value, shift = 0, 0
-            while True:
-                b = data[i]; i += 1
-                value |= (b & 0x7F) << shift; shift += 7
-                if not b & 0x80:
-                    break
+            value, i = read_varint(data, i)
         elif wire == 2:
-            length, shift = 0, 0
-            while True:
-                b = data[i]; i += 1
-                length |= (b & 0x7F) << shift; shift += 7
-                if not b & 0x80:
-                    break
-            value = data[i:i + length]; i += length
+            length, i = read_varint(data, i)
+            value = data[i:i + length]
+            i += length
         else:
             raise ValueError(f"wire type {wire}")
         fields.setdefault(number, []).append(value)

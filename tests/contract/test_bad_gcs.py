@@ -6,10 +6,10 @@ import socket
 import struct
 import threading
 import time
+from concurrent import futures
 
 import grpc
 import pytest
-from concurrent import futures
 
 
 class RawPeer:

@@ -16,8 +16,8 @@ import json
 import os
 import pathlib
 import re
-import shutil
 import shlex
+import shutil
 import subprocess
 import sys
 import time

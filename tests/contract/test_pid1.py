@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fake_gcs import ALL_NODES, DRAIN, KV_PUT, parse
+from fake_gcs import ALL_NODES, DRAIN, parse
 
 PY = sys.executable
 

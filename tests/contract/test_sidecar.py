@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from sidecars import SIDECAR_NODE_IP as NODE_IP
-from fake_gcs import DRAIN, ALL_NODES, Node, parse
+from fake_gcs import ALL_NODES, DRAIN, Node, parse
 from procs import children, eventually
+from sidecars import SIDECAR_NODE_IP as NODE_IP
 
 NODE_ID = bytes([7]) * 28
 SA_DIR = "var/run/secrets/kubernetes.io/serviceaccount"

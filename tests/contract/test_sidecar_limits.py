@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from sidecars import SIDECAR_NODE_IP as NODE_IP
 from fake_gcs import DRAIN, Node, parse
 from procs import eventually
+from sidecars import SIDECAR_NODE_IP as NODE_IP
 
 # sidecar/http.c's bounds, as a client sees them.
 DEADLINE_S = 3.0

@@ -3,8 +3,8 @@ and answers of the pinned Ray's job_head.py): retries while the dashboard is not
 entrypoint, following the log without repeating it, exit codes per final status, a refused
 submit, SIGTERM stopping the job, and never submitting twice under one submission_id."""
 import http.server
-import pathlib
 import json
+import pathlib
 import re
 import shlex
 import shutil
@@ -312,8 +312,8 @@ def test_submitter_as_pid1_reaps_orphans_while_it_follows_the_job(run, gcs, dash
     # Following the job, it must reap all of them (the spawner too) while the job still runs.
     try:
         eventually(lambda: not zombies_of(rayboot), 10)
-    except AssertionError:
-        raise AssertionError(f"{len(zombies_of(rayboot))} zombies left under the submitter:\n{r.stderr}")
+    except AssertionError as err:
+        raise AssertionError(f"{len(zombies_of(rayboot))} zombies left under the submitter:\n{r.stderr}") from err
     assert r.proc.poll() is None and job["status"] == "RUNNING", r.stderr
     dashboard.update(job, status="SUCCEEDED")
     assert r.wait(30) == 0, r.stderr

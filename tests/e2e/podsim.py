@@ -174,7 +174,7 @@ class Cluster:
         """Queries dnsmasq logged so far (optionally only those naming name_part)."""
         if not self.dns_log.exists():
             return []
-        return [l for l in self.dns_log.read_text().splitlines() if "query[" in l and name_part in l]
+        return [line for line in self.dns_log.read_text().splitlines() if "query[" in line and name_part in line]
 
     # Pods ------------------------------------------------------------------------------------
     def job(self, manifest: dict) -> "Job":

@@ -21,7 +21,7 @@ def test_labels_reach_the_gcs_and_place_a_task_on_the_worker(cluster):
     job.start()
     head, worker = job.pod("head"), job.pod("worker")
     assert head.wait(240) == 0, logs(job)
-    line = next(l for l in head.log().splitlines() if l.startswith('{"labels"'))
+    line = next(text for text in head.log().splitlines() if text.startswith('{"labels"'))
     seen = json.loads(line)
     by_role = {labels.get("rayboot.io/role"): (node, labels) for node, labels in seen["labels"].items()}
     assert set(by_role) == {"head", "worker"}, line

@@ -2,8 +2,6 @@
 import re
 import time
 
-import pytest
-
 from podsim import wait_until
 from rayjobs import PROGRAMS, env, ray_job
 

@@ -60,7 +60,7 @@ def test_every_nodes_metrics_answer_at_8080(cluster):
     head, worker = job.pod("head"), job.pod("worker")
     for pod in (head, worker):
         # Ray's metrics agent starts with the raylet and exports its first metrics some seconds later.
-        wait_until(lambda: ray_metric_lines(head, pod.ip) > 0 or not pod.running(), 180,
+        wait_until(lambda pod=pod: ray_metric_lines(head, pod.ip) > 0 or not pod.running(), 180,
                    f"Ray's metrics at {pod.name}:8080", interval=1)
         assert pod.running(), pod.log()
     for pod in (worker, head):

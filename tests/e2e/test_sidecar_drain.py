@@ -102,7 +102,7 @@ def test_sidecar_drains_plugin_workers(cluster, sidecar_bin, tmp_path):
         code, body = http(prestop, "/readyz")
         assert code == 503, body
         for w in (prestop, sigterm):
-            wait_until(lambda: http(w, "/readyz")[0] == 200, 180, f"{w.name} to be ready", interval=1)
+            wait_until(lambda w=w: http(w, "/readyz")[0] == 200, 180, f"{w.name} to be ready", interval=1)
         states = {n[0]: n for n in node_states(head)}
         assert states[prestop.ip][1] == "ALIVE" and states[sigterm.ip][1] == "ALIVE", states
 

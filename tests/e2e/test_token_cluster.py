@@ -18,7 +18,7 @@ import time
 from podsim import wait_until
 from rayjobs import PROGRAMS, env, ray_job
 from test_rayboot_lifecycle import node_states
-from test_sidecar_drain import SIDECAR_PORT, http, start_sidecar
+from test_sidecar_drain import http, start_sidecar
 
 MACHINE_TOKEN = pathlib.Path("/root/.ray/auth_token")
 

@@ -81,7 +81,7 @@ def crd_schema(file, version):
 @pytest.mark.parametrize("kind", sorted(PLATFORM_CRDS), ids=lambda k: k[1])
 def test_platform_manifests_match_their_crd(kind):
     schema = crd_schema(PLATFORM_CRDS[kind], kind[0].split("/")[1])
-    for path, doc in platform_documents(kind):
+    for _path, doc in platform_documents(kind):
         jsonschema.validate(doc, schema)
 
 
@@ -303,7 +303,7 @@ def test_every_pod_is_restricted():
 
 def test_jobset_pods_mount_their_labels():
     """rayboot knows a JobSet pod by its labels at /etc/podinfo/labels (the downward API)."""
-    for path, doc in platform_documents(("jobset.x-k8s.io/v1alpha2", "JobSet")):
+    for _path, doc in platform_documents(("jobset.x-k8s.io/v1alpha2", "JobSet")):
         for rjob in doc["spec"]["replicatedJobs"]:
             spec = rjob["template"]["spec"]["template"]["spec"]
             vols = {v["name"]: v for v in spec["volumes"]}

@@ -10,8 +10,17 @@ rayboot-sidecar beside Ray), runs as shipped, with the token and under "restrict
 as test_shipped_manifests changes every manifest (CPU requests)."""
 import time
 
-from test_shipped_manifests import (SQUARES, apply, apply_rbac_if_used, for_this_node, gcs_recorder, job_configmap,
-                                    load, node_record, pod_logs)
+from test_shipped_manifests import (
+    SQUARES,
+    apply,
+    apply_rbac_if_used,
+    for_this_node,
+    gcs_recorder,
+    job_configmap,
+    load,
+    node_record,
+    pod_logs,
+)
 
 JOB_MOUNT = {"name": "user-job", "mountPath": "/home/ray/job.py", "subPath": "job.py", "readOnly": True}
 

@@ -13,8 +13,17 @@ import json
 import time
 
 import cluster
-from test_shipped_manifests import (AUTH_ENV, AUTH_SOURCE, JOB_CONFIGMAP, RESTRICTED_CONTAINER, RESTRICTED_POD, apply,
-                                    for_this_node, load, pod_logs)
+from test_shipped_manifests import (
+    AUTH_ENV,
+    AUTH_SOURCE,
+    JOB_CONFIGMAP,
+    RESTRICTED_CONTAINER,
+    RESTRICTED_POD,
+    apply,
+    for_this_node,
+    load,
+    pod_logs,
+)
 
 HEAD = "ray-indexed-0.ray-indexed"
 # The head's command: hold the cluster up while the test runs (deleted with the namespace).

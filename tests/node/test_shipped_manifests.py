@@ -597,7 +597,7 @@ def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted
             gcs_recorder(node, namespace, f"{name}-head-0.{name}:6379")
         victim_ip = ready[victim]["status"]["podIP"]
         node.wait(f"{victim}'s node in the GCS record",
-                  lambda: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
+                  lambda victim_ip=victim_ip: any(r[0] == victim_ip and r[1] == "ALIVE" for r in node_record(node, namespace)), 60)
         time.sleep(3)  # tasks are running on every node
         if how == "evict":
             node.evict(namespace, victim)

@@ -99,10 +99,17 @@ static int fcntl_call(int cmd, long arg)
     return syscall(SYS_fcntl, fd, cmd, arg) >= 0 ? 0 : 22;
 }
 
+/* mmap by its syscall (libc's wrapper is not what the filter sees), as a pointer. */
+static void *mmap_raw(size_t len, int prot)
+{
+    long addr = syscall(SYS_mmap, NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return (void *)addr;
+}
+
 /* The calls the child makes, each checked for the success that proves it went through. */
 static int make_call(enum call c)
 {
-    void *page = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *page = mmap_raw(4096, PROT_READ | PROT_WRITE);
     if (page == MAP_FAILED)
         return 10;
     switch (c) {
@@ -113,7 +120,7 @@ static int make_call(enum call c)
     case CALL_SOCKET_UDP4:
         return syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) >= 0 ? 0 : 12;
     case CALL_MMAP_RW:
-        page = (void *)syscall(SYS_mmap, NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        page = mmap_raw(8192, PROT_NONE);
         return page != MAP_FAILED ? 0 : 13;
     case CALL_MPROTECT_RW:
         return syscall(SYS_mprotect, page, 4096, PROT_READ | PROT_WRITE) == 0 ? 0 : 14;
@@ -138,7 +145,8 @@ static int make_call(enum call c)
     case CALL_GETPPID:
         return (int)syscall(SYS_getppid);
     case CALL_EXECVE: {
-        char *const argv[] = {"/bin/true", NULL};
+        static char true_path[] = "/bin/true";
+        char *const argv[] = {true_path, NULL};
         return (int)syscall(SYS_execve, "/bin/true", argv, NULL);
     }
     case CALL_IOCTL_TIOCGWINSZ: {

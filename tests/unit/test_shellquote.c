@@ -12,9 +12,10 @@
 
 #include "shellquote.h"
 
-static void check(char *const *argv, int argc, const char *want)
+/* The words are literals here, and shellquote_join reads them only (execve's argv type). */
+static void check(const char *const *argv, int argc, const char *want)
 {
-    char *got = shellquote_join(argv, argc);
+    char *got = shellquote_join((char *const *)argv, argc);
     assert_non_null(got);
     assert_string_equal(got, want);
     free(got);
@@ -22,9 +23,9 @@ static void check(char *const *argv, int argc, const char *want)
 
 static void test_words(void **state)
 {
-    char *plain[] = {"python", "train.py", "--lr=0.1", "a/b.c:d,e+f@g%"};
-    char *non_ascii[] = {"python", "caf\xc3\xa9.py"};
-    char *odd[] = {"it's", "a b", "$HOME", "`id`", "two\nlines", "", "\\"};
+    const char *plain[] = {"python", "train.py", "--lr=0.1", "a/b.c:d,e+f@g%"};
+    const char *non_ascii[] = {"python", "caf\xc3\xa9.py"};
+    const char *odd[] = {"it's", "a b", "$HOME", "`id`", "two\nlines", "", "\\"};
     (void)state;
     check(plain, 4, "python train.py --lr=0.1 a/b.c:d,e+f@g%");
     check(odd, 7, "'it'\\''s' 'a b' '$HOME' '`id`' 'two\nlines' '' '\\'");
@@ -36,16 +37,16 @@ static void test_words(void **state)
  * only when it is plainly a name or a path. Later words keep the wider safe set. */
 static void test_first_word(void **state)
 {
-    char *assignment[] = {"A=B", "python", "x=1"};
-    char *keyword[] = {"if", "then"};
-    char *keywords[][2] = {{"for", "in"},          {"while", "do"}, {"case", "esac"}, {"time", "select"},
-                           {"function", "coproc"}, {"elif", "fi"},  {"until", "done"}};
+    const char *assignment[] = {"A=B", "python", "x=1"};
+    const char *keyword[] = {"if", "then"};
+    const char *keywords[][2] = {{"for", "in"},          {"while", "do"}, {"case", "esac"}, {"time", "select"},
+                                 {"function", "coproc"}, {"elif", "fi"},  {"until", "done"}};
     const char *keyword_want[] = {"'for' in",          "'while' do", "'case' esac", "'time' select",
                                   "'function' coproc", "'elif' fi",  "'until' done"};
-    char *job_spec[] = {"%1"}; /* harmless: bash takes a first word starting with % for a job anyway */
-    char *path[] = {"/usr/bin/python3.11", "-u", "job_2.py"};
-    char *punctuated[] = {"a:b", "c,d+e@f"};
-    char *not_keyword[] = {"iff", "fi2"};
+    const char *job_spec[] = {"%1"}; /* harmless: bash takes a first word starting with % for a job anyway */
+    const char *path[] = {"/usr/bin/python3.11", "-u", "job_2.py"};
+    const char *punctuated[] = {"a:b", "c,d+e@f"};
+    const char *not_keyword[] = {"iff", "fi2"};
     (void)state;
     check(assignment, 3, "'A=B' python x=1");
     check(keyword, 2, "'if' then");
@@ -62,6 +63,7 @@ static void test_bounded(void **state)
     char *big = malloc(SHELLQUOTE_MAX_BYTES);
     char *argv[1] = {big};
     (void)state;
+    assert_non_null(big);
     memset(big, '\'', SHELLQUOTE_MAX_BYTES - 1);
     big[SHELLQUOTE_MAX_BYTES - 1] = '\0';
     assert_null(shellquote_join(argv, 1));

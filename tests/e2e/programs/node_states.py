@@ -8,10 +8,9 @@ until the GCS stops answering: a record of the node table that outlives the head
 on across heads: when the GCS stops answering it dials the address again (a new connection, so
 the name is looked up again) until the next head's GCS answers, and records that one too; it
 ends only when killed. A node id is new with each node, so the lines of each cluster tell apart."""
+import os
 import sys
 import time
-
-import os
 
 import grpc
 from ray.core.generated import gcs_pb2, gcs_service_pb2

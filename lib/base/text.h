@@ -1,0 +1,15 @@
+/* Bounded text into fixed buffers, where a cut is meant: gcc's -Wformat-truncation=2 cannot tell
+ * a truncation we chose (or check) from one we did not, so such writes go through here. */
+#ifndef RAYBOOT_TEXT_H
+#define RAYBOOT_TEXT_H
+
+#include <stddef.h>
+
+/* snprintf, to the letter: at most cap - 1 bytes and a NUL; returns the length the whole text
+ * would have had (so `n >= cap` is a cut), or a negative value on an encoding error. */
+int text_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The first len bytes of src (fewer if it ends sooner, or if cap is smaller) and a NUL; cap > 0.
+ * Returns the bytes copied. */
+size_t text_copy(char *dst, size_t cap, const char *src, size_t len);
+
+#endif
