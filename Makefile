@@ -237,7 +237,9 @@ coverage: $(COV_TESTS) $(COV_REPLAYS) $(TOOLS_OK)
 	@($(call run_unit_tier,$(COV_TESTS),$(BUILD)/cov/replay)) >$(BUILD)/cov/run.log 2>&1 || \
 	    { tail -n 40 $(BUILD)/cov/run.log; echo "coverage: a unit test failed ($(BUILD)/cov/run.log)"; exit 1; }
 	@$(GCOVR) --txt $(BUILD)/cov/coverage.txt $(BUILD)/cov
-	@$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov | grep -E '^(lines|functions|branches):' | \
+	@# Never --txt /dev/null: gcovr renames a temporary file over its output, and as root that
+	@# left /dev/null a regular file for every other program on the machine.
+	@$(GCOVR) --print-summary --txt $(BUILD)/cov/summary.txt $(BUILD)/cov | grep -E '^(lines|functions|branches):' | \
 	    sed 's/^/coverage of the unit tier: /'
 
 # The contract tier's coverage (not run by `make test`: it is the contract tier again, about 5
@@ -273,7 +275,7 @@ coverage-contract: $(BUILD)/cov-rel/bin/rayboot $(BUILD)/cov-rel/bin/rayboot-sid
 	@status=0; RAYBOOT_BIN_DIR=$(CURDIR)/$(BUILD)/cov-rel/bin $(PYTHON) -m pytest tests/contract -q -p no:cacheprovider \
 	    || status=$$?; \
 	$(GCOVR) --txt $(BUILD)/cov-rel/coverage.txt $(BUILD)/cov-rel; \
-	$(GCOVR) --print-summary --txt /dev/null $(BUILD)/cov-rel | grep -E '^(lines|functions|branches):' | \
+	$(GCOVR) --print-summary --txt $(BUILD)/cov-rel/summary.txt $(BUILD)/cov-rel | grep -E '^(lines|functions|branches):' | \
 	    sed 's/^/coverage of the contract tier: /'; exit $$status
 
 # Every C file as .clang-format lays it out (STYLE.md); `make format` rewrites them.
@@ -305,7 +307,7 @@ $(BUILD)/analyze/bench/%.ok: AN_CC = gcc -std=c11 -O2 $(WARN) $(WARN_GCC)
 $(BUILD)/analyze/%.ok: %.c $(HEADERS) fuzz/fuzz.h $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
 	@echo "  ANALYZE $<"
-	$(Q)$(AN_CC) -fanalyzer -c $< -o /dev/null
+	$(Q)$(AN_CC) -fanalyzer -c $< -o $(@:.ok=.o)
 	@touch $@
 
 analyze: $(ANALYZE_OK)

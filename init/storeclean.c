@@ -91,7 +91,7 @@ int storeclean_start(const char *root, char *const envp[], const char *ray, pid_
     argv[n++] = interp;
     if (arg[0])
         argv[n++] = arg;
-    argv[n++] = "-c";
+    argv[n++] = (char *)"-c"; /* execve takes char *const[]; nothing writes to it */
     argv[n++] = (char *)PROGRAM;
     argv[n] = NULL;
     return proc_spawn(argv, envp, pid, &exec_errno, err);

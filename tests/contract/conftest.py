@@ -57,7 +57,7 @@ class Rayboot:
     """One rayboot process; kills its whole process group on cleanup. `user`: a UID to run as
     (its own group, no supplementary groups); `wrap`: argv of a program that execs rayboot."""
 
-    def __init__(self, binary, env, args, tmp_path, preexec_fn=None, user=None, wrap=()):
+    def __init__(self, binary, env, args, tmp_path, user=None, wrap=()):
         self.stderr_path = tmp_path / f"rayboot-{time.monotonic_ns()}.err"
         self.stdout_path = self.stderr_path.with_suffix(".out")
         # The UID is switched by setpriv, not by Popen(user=...): that makes Python fork() instead
@@ -66,7 +66,7 @@ class Rayboot:
         as_user = [] if user is None else ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
         self.proc = subprocess.Popen([*as_user, *map(str, wrap), str(binary), *args], env=env,
                                      stdout=open(self.stdout_path, "w"), stderr=open(self.stderr_path, "w"),
-                                     start_new_session=True, preexec_fn=preexec_fn)
+                                     start_new_session=True)
 
     def wait(self, timeout):
         return self.proc.wait(timeout=timeout)
@@ -105,7 +105,7 @@ class Rayboot:
 def run(rayboot_bin, pod_root, tmp_path):
     started = []
 
-    def start(extra_env=None, args=(), preexec_fn=None, user=None, wrap=(), binary=None):
+    def start(extra_env=None, args=(), user=None, wrap=(), binary=None):
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOSTNAME": "pod-0",
@@ -116,7 +116,7 @@ def run(rayboot_bin, pod_root, tmp_path):
             "RAYBOOT_RENDEZVOUS_PORT": str(RENDEZVOUS_PORT),
         }
         env.update(extra_env or {})
-        r = Rayboot(binary or rayboot_bin, env, args, tmp_path, preexec_fn, user, wrap)
+        r = Rayboot(binary or rayboot_bin, env, args, tmp_path, user, wrap)
         started.append(r)
         return r
 

@@ -215,14 +215,17 @@ time.sleep(3)
 
 
 def test_inherited_ignored_and_blocked_signals_are_restored(run, gcs):
-    def ignore_and_block():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-
+    # Set by a wrapper that then execs rayboot (dispositions SIG_IGN and the mask survive exec),
+    # not by preexec_fn: this process runs the fake GCS's gRPC threads, and code run between
+    # fork and exec in a threaded process has aborted in grpc's epoll.
+    ignore_and_block = ("import os, signal, sys\n"
+                        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+                        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})\n"
+                        "os.execv(sys.argv[1], sys.argv[1:])\n")
     report = ("import sys\nst = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
               "print(st['SigIgn'].strip(), st['SigBlk'].strip())")
-    r = run(head_env(gcs), ["--", PY, "-c", report], preexec_fn=ignore_and_block)
+    r = run(head_env(gcs), ["--", PY, "-c", report], wrap=(PY, "-c", ignore_and_block))
     assert r.wait(30) == 0, r.stderr
     ignored, blocked = (int(x, 16) for x in r.stdout.split())
     for sig in (signal.SIGINT, signal.SIGHUP):
