@@ -21,6 +21,7 @@ import ipaddress
 import json
 import os
 import pathlib
+import resource
 import shutil
 import signal
 import socket
@@ -50,6 +51,7 @@ SERVICE_CIDR = "10.96.0.0/12"
 API_SERVICE_IP = "10.96.0.1"
 DNS_SERVICE_IP = "10.96.0.10"
 CLUSTER_DOMAIN = "cluster.local"
+CONTAINER_NOFILE_SOFT = 1024      # what containerd 2.x leaves containers (write_base_spec)
 API_PORT = 6443
 SERVER = f"https://{NODE_IP}:{API_PORT}"
 
@@ -153,6 +155,21 @@ def _kubeconfig(path, cert):
     os.chmod(path, 0o600)
 
 
+def write_base_spec():
+    """The OCI spec every container starts from: containerd's own default (`ctr oci spec`) made
+    as its CRI makes it (no /run mount, no AppArmor or seccomp of its own: the pod's apply), but
+    with a soft open files limit of 1,024 and the machine's hard limit, as containerd 2.x leaves
+    its containers. containerd 1.6 gives them its own raised soft limit instead (20,000 on these
+    machines), which would hide a Ray pod that does not raise its own (test_ray_pod_on_node.py)."""
+    spec = json.loads(run("ctr", "oci", "spec").stdout)
+    spec["mounts"] = [m for m in spec["mounts"] if m["destination"] != "/run"]
+    spec["process"].pop("apparmorProfile", None)
+    spec.get("linux", {}).pop("seccomp", None)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    spec["process"]["rlimits"] = [{"type": "RLIMIT_NOFILE", "hard": hard, "soft": min(CONTAINER_NOFILE_SOFT, hard)}]
+    (CONF / "base-spec.json").write_text(json.dumps(spec, indent=1) + "\n")
+
+
 def write_configs():
     CONF.mkdir(parents=True, exist_ok=True)
     for name in ("admin", "controller-manager", "scheduler", "kubelet-client", "kube-proxy", "coredns",
@@ -169,6 +186,7 @@ def write_configs():
             {"type": "portmap", "capabilities": {"portMappings": True}},
         ]}, indent=1) + "\n")
 
+    write_base_spec()
     (CONF / "containerd.toml").write_text(f"""\
 # containerd for the test node (tests/node/cluster.py): its own root, state and socket.
 version = 2
@@ -189,6 +207,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      base_runtime_spec = "{CONF / 'base-spec.json'}"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
@@ -505,6 +524,19 @@ def dns_query(name, server=NODE_IP, qtype=1, timeout=2.0):
     return rcode, addrs
 
 
+def start_kube_proxy(pid):
+    """Starts kube-proxy and waits for its Service rules in the node's nat table: without them no
+    pod resolves a name (the kube-dns Service), and a kube-proxy that exits at start-up would
+    otherwise show only as DNS timeouts in every pod."""
+    spawn(pid, "kube-proxy", ["kube-proxy", f"--config={CONF / 'kube-proxy.json'}"])
+
+    def programmed():
+        if node_run(["pgrep", "-x", "kube-proxy"], check=False).returncode != 0:
+            raise RuntimeError(f"kube-proxy exited; see {LOGS / 'kube-proxy.log'}")
+        return "KUBE-SERVICES" in node_run(["iptables-save", "-t", "nat"], check=False).stdout
+    _wait("kube-proxy's Service rules", programmed, 60, "kube-proxy.log")
+
+
 def up(tie_to_caller=False):
     """Brings the node up (taking down any leftover first); returns once the node is Ready, the
     default ServiceAccount exists, CoreDNS answers and every image is loaded. TIE_TO_CALLER:
@@ -577,7 +609,7 @@ def up(tie_to_caller=False):
     spawn(pid, "kubelet", [
         "kubelet", f"--config={CONF / 'kubelet.json'}", f"--kubeconfig={CONF / 'kubelet-client.kubeconfig'}",
         f"--root-dir={KUBELET_ROOT}", f"--hostname-override={NODE_NAME}", f"--node-ip={NODE_IP}"])
-    spawn(pid, "kube-proxy", ["kube-proxy", f"--config={CONF / 'kube-proxy.json'}"])
+    start_kube_proxy(pid)
 
     def node_ready():
         n = kube.get(f"/api/v1/nodes/{NODE_NAME}")

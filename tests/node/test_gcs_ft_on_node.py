@@ -16,9 +16,23 @@ import subprocess
 import time
 
 import test_shipped_manifests as shipped
-from test_shipped_manifests import (PodEnd, apply, apply_rbac_if_used, assert_left_when_done, assert_seed_job_ran,
-                                    container_processes, ended, first_cluster_up, for_this_node, load, pod_logs,
-                                    rerun_seed, run_vcjob_to_end, start_busy_then_seed_job, wait_all_ready)
+from test_shipped_manifests import (
+    PodEnd,
+    apply,
+    apply_rbac_if_used,
+    assert_left_when_done,
+    assert_seed_job_ran,
+    container_processes,
+    ended,
+    first_cluster_up,
+    for_this_node,
+    load,
+    pod_logs,
+    rerun_seed,
+    run_vcjob_to_end,
+    start_busy_then_seed_job,
+    wait_all_ready,
+)
 
 KEEPER = (shipped.PROGRAMS / "keeper.py").read_text()
 NODE_STATES = (shipped.PROGRAMS / "node_states.py").read_text()

@@ -3,7 +3,8 @@ tests/node/netpol.py) on the real node: a stranger pod's connections to Ray's po
 the dashboard and its Jobs API 8265, rayboot's rendezvous 8079, the Ray client 10001) are
 refused, while the job's own pods reach the same ports at the same moment and the kubelet's
 probes keep every pod Ready. Two strangers: a pod in the job's own namespace without the job's
-labels, and a pod in another namespace.
+labels, and a pod in another namespace. Where the job keeps its GCS in Redis (the `-gcs-ft`
+variants, with k8s/redis/redis.yaml), Redis is attacked too: refused to both, open to the head.
 
 Each job runs as test_shipped_manifests.py runs it (the same two changes), but its program holds
 the cluster up (it sleeps) instead of computing squares, so that there is a cluster to attack; the
@@ -19,8 +20,8 @@ import yaml
 
 import cluster
 import netpol
-from test_shipped_manifests import (JOB_CONFIGMAP, _pod_specs, apply, apply_rbac_if_used, for_this_node, load,
-                                    pod_logs)
+from test_gcs_ft_on_node import create_redis
+from test_shipped_manifests import JOB_CONFIGMAP, _pod_specs, apply, apply_rbac_if_used, for_this_node, load, pod_logs
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 PORTS = {6379: "GCS", 8265: "dashboard / Jobs API", 8079: "rendezvous", 10001: "Ray client"}
@@ -30,16 +31,20 @@ HEAD_PORTS = {6379, 8265, 10001}
 # Kubernetes' own Job controller).
 SHIPPED = {
     "indexed-job/ray-cluster.yaml": None,
+    "indexed-job/ray-cluster-gcs-ft.yaml": None,
     "jobset/ray-cluster.yaml": "jobset",
     "lws/ray-cluster.yaml": "lws",
     "kuberay/ray-cluster.yaml": "kuberay",
     "volcano/ray-cluster.yaml": "volcano",
+    "volcano/ray-cluster-gcs-ft.yaml": "volcano",
     "volcano/ray-plugin-compatible.yaml": "volcano",
     "volcano/ray-submitter.yaml": "volcano",
     "volcano/sidecar-only.yaml": "volcano",
     "volcano/stock-ray-image.yaml": "volcano",
 }
 STRANGER_LABEL = "rayboot.test/stranger"
+REDIS_LABEL = ("app.kubernetes.io/name", "ray-redis")   # k8s/redis/redis.yaml's pod
+FT_HEAD_LABEL = "rayboot.io/gcs-ft-head"                 # the pods its NetworkPolicy admits
 HOLD = "import time\nprint('holding the cluster up for the NetworkPolicy test', flush=True)\ntime.sleep(900)\n"
 # Opens a TCP connection to each (address, port) in argv[1] (JSON) at once and prints what came
 # of each: open, refused, timeout or the error. Run by the machine's python3 inside a pod's
@@ -119,7 +124,7 @@ def probe(pid, targets):
     """What a connection from the network namespace of PID to each (ip, port) comes to."""
     out = subprocess.run(["nsenter", f"--target={pid}", "--net", "python3", "-c", PROBE, json.dumps(targets)],
                          capture_output=True, text=True, timeout=30, check=True).stdout
-    return dict(zip(map(tuple, targets), json.loads(out)))
+    return dict(zip(map(tuple, targets), json.loads(out), strict=True))
 
 
 def expected_pods(docs):
@@ -142,6 +147,7 @@ def expected_pods(docs):
 def job_pods_ready(node, namespace, count):
     def ready():
         pods = [p for p in node.pods(namespace) if STRANGER_LABEL not in p["metadata"].get("labels", {})
+                and p["metadata"].get("labels", {}).get(REDIS_LABEL[0]) != REDIS_LABEL[1]
                 and not p["metadata"].get("deletionTimestamp")]
         ok = [p for p in pods if p["status"].get("phase") == "Running" and p["status"].get("podIP") and
               any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
@@ -189,6 +195,10 @@ def test_a_stranger_is_refused_the_jobs_ports_and_its_own_pods_are_not(
 
 def attack(node, ns, enforcer, outsider, manifest):
     insider = stranger_pod(node, ns, "stranger")
+    redis = None
+    if "gcs-ft" in manifest:
+        create_redis(node, ns)
+        (redis,) = node.pods(ns, f"{REDIS_LABEL[0]}={REDIS_LABEL[1]}")
     docs = [for_this_node(d, ns) for d in load(manifest)]
     apply_rbac_if_used(node, ns, docs)
     node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": ns},
@@ -203,6 +213,13 @@ def attack(node, ns, enforcer, outsider, manifest):
     opened = sorted(t for t, r in members.items() if r == "open")
     open_ports = {port for _, port in opened}
 
+    if redis:
+        redis_at = [redis["status"]["podIP"], 6379]
+        (head,) = [p for p in pods if p["metadata"]["labels"].get(FT_HEAD_LABEL) == "true"]
+        assert probe(pids[head["status"]["podIP"]], [redis_at]) == {tuple(redis_at): "open"}
+        opened.append(tuple(redis_at))
+    def what(ip, port):
+        return f"Redis {port}" if redis and ip == redis["status"]["podIP"] else f"{PORTS[port]} {port}"
     for who in (insider, outsider):
         pid = pids[who["status"]["podIP"]]
         # The stranger's network works: it reaches what no policy covers (the API server).
@@ -211,5 +228,5 @@ def attack(node, ns, enforcer, outsider, manifest):
         let_in = {t: r for t, r in got.items() if r == "open"}
         assert not let_in, f"{who['metadata']['namespace']}/{who['metadata']['name']} reached {let_in}"
         print(f"{manifest}: {who['metadata']['name']} refused "
-              f"{', '.join(f'{PORTS[p]} {p} ({r})' for (_, p), r in sorted(got.items(), key=lambda x: x[0][1]))}")
+              f"{', '.join(f'{what(ip, p)} ({r})' for (ip, p), r in sorted(got.items(), key=lambda x: x[0][1]))}")
     print(f"{manifest}: the job's pods reach {sorted(open_ports)}; all {len(pods)} pods Ready through their probes")
