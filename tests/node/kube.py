@@ -116,6 +116,18 @@ class Kube:
             if e.code != 409:
                 raise
 
+    def grant_cluster_role(self, role, user):
+        """ClusterRole ROLE made (unless there) and bound to USER, a client certificate's CN: what
+        a component's Helm chart or DaemonSet grants its ServiceAccount, for a node process."""
+        rbac = "/apis/rbac.authorization.k8s.io/v1"
+        self.post_unless_exists(f"{rbac}/clusterroles", role)
+        self.post_unless_exists(f"{rbac}/clusterrolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"{user}-test"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": role["metadata"]["name"]},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+
     def exists(self, path):
         try:
             self.get(path)

@@ -49,14 +49,8 @@ def _install_crds(kube):
 
 def _grant(kube):
     """The module's ClusterRole (config/rbac/role.yaml), bound to the operator's user."""
-    rbac = "/apis/rbac.authorization.k8s.io/v1"
     (role,) = [d for d in _load(KUBERAY / "rbac" / "role.yaml") if d["kind"] == "ClusterRole"]
-    kube.post_unless_exists(f"{rbac}/clusterroles", role)
-    kube.post_unless_exists(f"{rbac}/clusterrolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "kuberay-operator-test"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role["metadata"]["name"]},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
+    kube.grant_cluster_role(role, USER)
 
 
 def start_operator(kube):

@@ -26,7 +26,6 @@ KUBE_ROUTER = cluster.BIN / "kube-router"
 USER = "kube-router"                 # the CN of its client certificate (cluster.make_pki)
 HEALTH_PORT = 20244
 _bridge_nf_before = None   # the node's bridge-nf-call-iptables before start()
-RBAC = "/apis/rbac.authorization.k8s.io/v1"
 ROLE = {
     "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "kube-router-test"},
     "rules": [
@@ -35,15 +34,6 @@ ROLE = {
         {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
     ]}
-
-
-def _grant(kube):
-    kube.post_unless_exists(f"{RBAC}/clusterroles", ROLE)
-    kube.post_unless_exists(f"{RBAC}/clusterrolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "kube-router-test"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE["metadata"]["name"]},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
 
 
 TABLES = ("filter", "mangle", "nat", "raw")
@@ -68,7 +58,7 @@ def start(kube):
     if not KUBE_ROUTER.exists():
         raise RuntimeError(f"{KUBE_ROUTER} is missing: run `make node` (tests/node/build.sh)")
     t0 = time.monotonic()
-    _grant(kube)
+    kube.grant_cluster_role(ROLE, USER)
     global _bridge_nf_before
     _bridge_nf_before = cluster.node_run(["cat", "/proc/sys/net/bridge/bridge-nf-call-iptables"]).stdout.strip()
     cluster.node_run(["sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=1"])
