@@ -17,7 +17,7 @@ from test_shipped_manifests import apply_rbac_if_used
 
 NAMES = ("kuberay", "indexed", "vcjob")
 READY_TIMEOUT_S = 300
-STARTED_RAY = "started ray start"
+STARTED_RAY = "started ray (pid"  # rayboot's line right after it spawned `ray start`
 
 
 def _gcs_timeline(events, t0):

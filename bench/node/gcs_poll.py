@@ -4,7 +4,7 @@ that appears or changes, so the bench reads instants from a clock that can resol
 pod's CLOCK_MONOTONIC and CLOCK_REALTIME are the machine's: containers have no time namespace).
 
 Usage: gcs_poll.py HOST:PORT
-Lines: `MONO_NS REAL_NS serving` once, then `MONO_NS REAL_NS node IP STATE ROLE NODE_ID`, then
+Lines: `MONO_NS REAL_NS serving` once, then `MONO_NS REAL_NS node IP STATE ROLE NODE_ID DEATH_REASON`, then
 `MONO_NS REAL_NS lost` when a GCS that answered stops answering (the next one is recorded too).
 A failed look dials afresh: gRPC's own reconnect backoff grows to minutes."""
 import os
@@ -52,7 +52,9 @@ def main():
         for node in reply.node_info_list:
             state = gcs_pb2.GcsNodeInfo.GcsNodeState.Name(node.state)
             role = "head" if node.is_head_node else "worker"
-            line = f"{node.node_manager_address} {state} {role} {node.node_id.hex()}"
+            reasons = node.death_info.DESCRIPTOR.enum_types_by_name["Reason"].values_by_number
+            reason = reasons[node.death_info.reason].name if node.HasField("death_info") else "-"
+            line = f"{node.node_manager_address} {state} {role} {node.node_id.hex()} {reason}"
             if seen.get(node.node_id) != line:
                 seen[node.node_id] = line
                 print(f"{now} node {line}", flush=True)
