@@ -20,7 +20,7 @@ READY_TIMEOUT_S = 300
 STARTED_RAY = "started ray (pid"  # rayboot's line right after it spawned `ray start`
 
 
-def _gcs_timeline(events, t0):
+def _gcs_timeline(events):
     """(serving, head ALIVE, {worker node id: ALIVE}) in monotonic ns, once every worker is ALIVE;
     else None."""
     serving, head, workers = None, None, {}
@@ -82,7 +82,7 @@ def one_round(node, name):
         t_created = time.monotonic_ns()
 
         def whole():
-            return _gcs_timeline(recorder_events(kube, ns.name), mono0)
+            return _gcs_timeline(recorder_events(kube, ns.name))
         serving, head, workers = kube.wait(f"{name}: every worker ALIVE", whole, READY_TIMEOUT_S, interval=0.2)
         watch.stop()
         if controller and controller.errors:

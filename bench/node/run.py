@@ -6,11 +6,11 @@ before its GCS answered) fails the run.
 
 usage: run.py [--quick] [--only NAME[,NAME...]] [--rounds N]
   --quick   2 rounds instead of 5
-  --only    some comparisons (apply,waiting,evict); the others keep the previous node.json's"""
+  --only    some comparisons (apply,waiting,evict,headlost); the others keep the previous node.json's
+  --rounds  this many rounds of each (to try it out)"""
 import argparse
 import datetime
 import json
-import pathlib
 import sys
 import time
 
@@ -23,8 +23,9 @@ RESULTS = nodecommon.REPO / "bench" / "results" / "node.json"
 def benches():
     import apply_ready
     import evict
+    import headlost
     import waiting
-    return [("apply", apply_ready.run), ("waiting", waiting.run), ("evict", evict.run)]
+    return [("apply", apply_ready.run), ("waiting", waiting.run), ("evict", evict.run), ("headlost", headlost.run)]
 
 
 def main():
@@ -106,6 +107,13 @@ def table(results):
     for name, r in e.items():
         if isinstance(r, dict) and "gone_s" in r:
             rows.append((f"evicted, {name}", f"{r['summary']}; gone {_fmt(r['gone_s'])}"))
+    h = results.get("head_lost", {})
+    for name, r in h.items():
+        if isinstance(r, dict) and "whole_s" in r:
+            rows.append((f"head lost, {name}: every worker ALIVE in the new GCS", _fmt(r["whole_s"])))
+            rows.append((f"head lost, {name}: new GCS serving -> whole", _fmt(r["serving_to_whole_s"])))
+            rows.append((f"head lost, {name}: worker container restarts; job ran again",
+                         f"{r['worker_container_restarts']['median']}; {r['job_ran_again']}"))
     width = max((len(r[0]) for r in rows), default=10)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 

@@ -23,12 +23,11 @@ import threading
 import time
 
 import contenders
-from nodecommon import (RAY_IMAGE, RAY_RESOURCES, AUTH_ENV, MeasurementError, Namespace, configmap, create_auth_secret,
+from nodecommon import (RAY_IMAGE, RAY_RESOURCES, MeasurementError, Namespace, configmap, create_auth_secret,
                         log, require, stats)
 
 WAIT_S = 60
 CGROUP = pathlib.Path("/sys/fs/cgroup")
-DEFAULT_CPU = "cpu,cpuacct"
 
 
 def _cgroup_dir(controller, cid):
@@ -120,10 +119,6 @@ def _measure(kube, ns, pod, waiter, out):
     require(total_cpu > 0, f"{pod}: zero CPU: the cgroups read are not the containers'")
     out.update({"cpu_ms": total_cpu / 1e6, "peak_kb": sum(c["max_usage_kb"] for c in per.values()),
                 "containers": per, "window_s": round(elapsed, 2), "last_line": tail})
-
-
-def one_round():
-    pass
 
 
 def run(node, quick, rounds=None):
