@@ -7,7 +7,14 @@ seen by a watch), the pods (-> every pod seen Running), the head's GCS first ans
 recorder, the head's own node ALIVE, and the last worker ALIVE. For rayboot's pods, from the
 runtime's stamps on each log line: the head's `ray start` exec -> GCS serving (Ray's own), each
 worker's `ray start` exec -> its node ALIVE (Ray's own), and rayboot's own part: the head's first
-line -> its exec, and a worker's exec after the later of its first line and the GCS serving."""
+line -> its exec, and a worker's exec after the later of its first line and the GCS serving.
+
+The GCS's serving instant is a window: after the send of the recorder's last failed look and at
+or before the reply to its first answered one (gcs_poll.py: 50 ms apart plus the look). Intervals
+that end at it count to the window's end (Ray's head start to SERVING is never flattered);
+intervals that begin at it count from the window's start (a worker woken by rayboot's rendezvous
+may exec before the recorder's look arrives, and its overhead is never flattered either). A
+worker's exec or any node ALIVE before the window's start cannot be true: the run fails."""
 import time
 
 import contenders
@@ -21,12 +28,12 @@ STARTED_RAY = "started ray (pid"  # rayboot's line right after it spawned `ray s
 
 
 def _gcs_timeline(events):
-    """(serving, head ALIVE, {worker node id: ALIVE}) in monotonic ns, once every worker is ALIVE;
-    else None."""
-    serving, head, workers = None, None, {}
+    """(serving, serving's not-before, head ALIVE, {worker node id: ALIVE}) in monotonic ns, once
+    every worker is ALIVE; else None."""
+    serving, not_before, head, workers = None, None, None, {}
     for mono, _real, kind, f in events:
         if kind == "serving" and serving is None:
-            serving = mono
+            serving, not_before = mono, int(f[0])
         elif kind == "node" and f[1] == "ALIVE":
             if f[2] == "head":
                 head = head or mono
@@ -34,7 +41,7 @@ def _gcs_timeline(events):
                 workers.setdefault(f[3], mono)
     if serving is None or head is None or len(workers) < WORKERS:
         return None
-    return serving, head, workers
+    return serving, not_before, head, workers
 
 
 def _rayboot_parts(kube, ns, pods, watch, serving_mono, mono_of_real):
@@ -56,6 +63,23 @@ def _rayboot_parts(kube, ns, pods, watch, serving_mono, mono_of_real):
             overhead.append(("worker", interval(max(first, serving_mono), exec_[0],
                                                 f"{name}: GCS serving or first line -> exec of ray start")))
     return head_ray, worker_ray_starts, overhead
+
+
+def _kuberay_parts(kube, ns, pods, watch, serving, mono_of_real):
+    """From each KubeRay worker's wait-gcs-ready log (the runtime's stamps): the GCS serving ->
+    the init container's "GCS is ready." (what its 5 s loop of `ray health-check` loses), and
+    that line -> the worker's node ALIVE (the Ray container's start and Ray's own start-up)."""
+    alive = _worker_alive_by_ip(recorder_events(kube, ns))
+    seen, to_alive = [], []
+    for name in pods:
+        pod = watch.last[name]
+        if pod["metadata"].get("labels", {}).get("ray.io/node-type") != "worker":
+            continue
+        ready = [mono_of_real(t) for t, text in stamped_log(kube, ns, name, "wait-gcs-ready") if "GCS is ready" in text]
+        require(ready, f"{name}: no 'GCS is ready' in its wait-gcs-ready log")
+        seen.append(interval(serving, ready[0], f"{name}: GCS serving -> wait-gcs-ready saw it"))
+        to_alive.append(interval(ready[0], alive[pod["status"]["podIP"]], f"{name}: GCS is ready -> ALIVE"))
+    return {"kuberay_init_sees_gcs_s": seen, "kuberay_init_done_to_alive_s": to_alive}
 
 
 def _index(pod):
@@ -83,7 +107,7 @@ def one_round(node, name):
 
         def whole():
             return _gcs_timeline(recorder_events(kube, ns.name))
-        serving, head, workers = kube.wait(f"{name}: every worker ALIVE", whole, READY_TIMEOUT_S, interval=0.2)
+        serving, serving_nb, head, workers = kube.wait(f"{name}: every worker ALIVE", whole, READY_TIMEOUT_S, interval=0.2)
         watch.stop()
         if controller and controller.errors:
             raise MeasurementError(f"the Volcano stand-in failed: {controller.errors}")
@@ -98,14 +122,18 @@ def one_round(node, name):
              "gcs_serving_s": interval(mono0, serving, "create -> GCS serving"),
              "head_alive_s": interval(mono0, head, "create -> head ALIVE"),
              "head_to_last_worker_s": interval(head, last_worker, "head ALIVE -> last worker ALIVE")}
+        require(serving_nb <= serving, f"{name}: the GCS's serving window ends before it begins")
+        r["serving_window_s"] = interval(serving_nb, serving, "the serving window")
         require(head >= serving and min(workers.values()) >= serving,
                 f"{name}: a node ALIVE before the GCS answered")
-        if name != "kuberay":
-            offset = mono0 - real0
+        offset = mono0 - real0
 
-            def mono_of_real(real):
-                return real + offset
-            head_exec, worker_execs, overhead = _rayboot_parts(kube, ns.name, pods, watch, serving, mono_of_real)
+        def mono_of_real(real):
+            return real + offset
+        if name == "kuberay":
+            r.update(_kuberay_parts(kube, ns.name, pods, watch, serving_nb, mono_of_real))
+        else:
+            head_exec, worker_execs, overhead = _rayboot_parts(kube, ns.name, pods, watch, serving_nb, mono_of_real)
             r["head_ray_start_to_serving_s"] = interval(head_exec, serving, "head's ray start -> GCS serving")
             alive_by_ip = _worker_alive_by_ip(recorder_events(kube, ns.name))
             r["worker_ray_start_to_alive_s"] = [interval(worker_execs[ip], alive_by_ip[ip], f"worker {ip}: ray start -> ALIVE")
