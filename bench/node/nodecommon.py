@@ -165,10 +165,14 @@ class Node:
 
     def __init__(self):
         import kuberay
-        cluster.up(tie_to_caller=True)
-        self.kube = cluster.admin()
-        kuberay.start_operator(self.kube)
-        self._volcano_crd()
+        try:
+            cluster.up(tie_to_caller=True)
+            self.kube = cluster.admin()
+            kuberay.start_operator(self.kube)
+            self._volcano_crd()
+        except BaseException:
+            cluster.down(quiet=True)  # a node half up is still the machine's: take it down
+            raise
 
     def _volcano_crd(self):
         import yaml

@@ -81,6 +81,7 @@ def _rayboot(kube, ns):
            {"name": "RAYBOOT_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}] + contenders.AUTH_VARS
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ray-worker", "namespace": ns},
                  "spec": {"terminationGracePeriodSeconds": 0, "volumes": [contenders.AUTH_VOLUME],
+                          "securityContext": {"fsGroup": 100},  # the token's file (0440), as for KubeRay's
                           "containers": [{"name": "ray", "image": RAY_IMAGE, "imagePullPolicy": "IfNotPresent",
                                           "command": ["rayboot"], "env": env, "resources": RAY_RESOURCES,
                                           "volumeMounts": [contenders.AUTH_MOUNT]}]}})
