@@ -10,6 +10,7 @@ k8s/kuberay/ray-cluster.yaml wires it for KubeRay).
 - vcjob:   k8s/volcano/ray-cluster.yaml (with its rayboot-sidecar), 4 worker replicas, run by the
            stand-in Volcano controller (tests/node/volcano.py)."""
 import copy
+import json
 
 import kuberay
 from nodecommon import RAY_IMAGE, RAY_RESOURCES, WORKERS
@@ -27,7 +28,7 @@ RAY_CONTAINERS = {"ray", "ray-head", "ray-worker"}
 def _uniform(doc, namespace):
     """The namespace, and every Ray container on the one image with the one set of resources and
     the user's job mounted."""
-    doc = copy.deepcopy(doc)
+    doc = json.loads(json.dumps(doc))  # YAML anchors share lists between tasks: unshare them
     doc["metadata"]["namespace"] = namespace
     for spec in _pod_specs(doc):
         for c in spec["containers"]:
