@@ -95,16 +95,18 @@ def one_round(node, name):
         require(ray, f"{name}: no status of container {container}")
         term = ray[0]["state"].get("terminated") or ray[0].get("lastState", {}).get("terminated") or {}
         reason = rec[4] if rec and len(rec) > 4 else "-"
+        side = [x for x in statuses if x["name"] == "rayboot-sidecar"]
+        side_term = (side[0]["state"].get("terminated") or side[0].get("lastState", {}).get("terminated") or {}) if side else {}
         return {"gone_s": gone, "phase": last["status"].get("phase"), "exit_code": term.get("exitCode"),
                 "container_reason": term.get("reason"), "message": (term.get("message") or "")[-200:],
                 "gcs_state": rec[1] if rec else None, "death_reason": reason,
-                "drained": reason.startswith("AUTOSCALER_DRAIN")}
+                "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:]}
     finally:
         ns.close(owners)
 
 
 def run(node, quick, rounds=None):
-    rounds = rounds or (1 if quick else 3)
+    rounds = rounds or (2 if quick else 5)
     got = {n: [] for n in NAMES}
     for i in range(rounds):
         for name in NAMES:
