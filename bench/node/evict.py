@@ -8,11 +8,12 @@ reason), the pod's last phase, and the seconds from the eviction call to the pod
                    its preStop drain.
 - rayboot:         k8s/indexed-job/ray-cluster.yaml: rayboot as the entrypoint.
 Each a head and one worker (the same for all), the worker idle (no tasks), alternating."""
+import threading
 import time
 
 import contenders
 from nodecommon import (HOLD_JOB, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
-                        recorder_events, require, start_recorder, stats)
+                        recorder_events, require, stamped_log, start_recorder, stats)
 from test_shipped_manifests import apply_rbac_if_used, load
 
 NAMES = ("kuberay", "kuberay+sidecar", "rayboot")
@@ -64,6 +65,36 @@ def _record_of(kube, ns, ip):
     return mine[-1] if mine else None
 
 
+class LogTail:
+    """Reads a container's stamped log every 0.2 s until stopped, keeping the last read: the log
+    of a pod that is about to be deleted (its end, after SIGTERM, is what the figures explain)."""
+
+    def __init__(self, kube, ns, pod, container):
+        self.lines, self._stop = [], threading.Event()
+        self._args = (ns, pod, container)
+        self._kube = kube
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                self.lines = stamped_log(self._kube, *self._args)
+            except Exception:  # noqa: BLE001 - the pod is gone: keep the last read
+                pass
+            self._stop.wait(0.2)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.lines
+
+
+def _after(lines, t0_real):
+    """The log lines written after the eviction call, as `+seconds text`."""
+    return [f"+{(t - t0_real) / 1e9:.2f} s {text[:160]}" for t, text in lines if t >= t0_real]
+
+
 def one_round(node, name):
     kube = node.kube
     ns = Namespace(kube, "ev-" + name.replace("+", "-"))
@@ -78,10 +109,13 @@ def one_round(node, name):
         worker = kube.wait(f"{name}: the worker pod", lambda: _worker_pod(kube, ns.name, selector), 180)
         ip, pod = worker["status"]["podIP"], worker["metadata"]["name"]
         kube.wait(f"{name}: the worker ALIVE in the GCS", lambda: _alive(kube, ns.name, ip), 240, interval=0.25)
-        t0 = time.monotonic_ns()
+        tail = LogTail(kube, ns.name, pod, container)
+        time.sleep(0.5)
+        t0, t0_real = time.monotonic_ns(), time.time_ns()
         kube.evict(ns.name, pod)
         last = kube.follow_pod_until_gone(ns.name, pod, 120)
         gone = interval(t0, time.monotonic_ns(), "eviction -> pod gone")
+        log_after = _after(tail.stop(), t0_real)
 
         def dead():
             r = _record_of(kube, ns.name, ip)
@@ -100,7 +134,7 @@ def one_round(node, name):
         return {"gone_s": gone, "phase": last["status"].get("phase"), "exit_code": term.get("exitCode"),
                 "container_reason": term.get("reason"), "message": (term.get("message") or "")[-200:],
                 "gcs_state": rec[1] if rec else None, "death_reason": reason,
-                "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:]}
+                "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:], "log_after": log_after[-12:]}
     finally:
         ns.close(owners)
 
