@@ -18,7 +18,7 @@ worker's exec or any node ALIVE before the window's start cannot be true: the ru
 import time
 
 import contenders
-from nodecommon import (WORKERS, HOLD_JOB, MeasurementError, Namespace, PodWatch, configmap, create_auth_secret,
+from nodecommon import (attempt, WORKERS, HOLD_JOB, MeasurementError, Namespace, PodWatch, configmap, create_auth_secret,
                         interval, log, recorder_events, require, start_recorder, stamped_log, stats)
 from test_shipped_manifests import apply_rbac_if_used
 
@@ -161,7 +161,7 @@ def run(node, quick, rounds=None):
     for i in range(rounds):
         for name in NAMES:
             t = time.monotonic()
-            r = one_round(node, name)
+            r = attempt(lambda: one_round(node, name), f"round {i + 1} {name}")
             got[name].append(r)
             log(f"   apply round {i + 1}/{rounds} {name}: every worker ALIVE {r['ready_s']:.2f} s "
                 f"(GCS {r['gcs_serving_s']:.2f}, head {r['head_alive_s']:.2f}; round {time.monotonic() - t:.0f} s)")

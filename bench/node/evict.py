@@ -12,7 +12,7 @@ import threading
 import time
 
 import contenders
-from nodecommon import (HOLD_JOB, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
+from nodecommon import (attempt, HOLD_JOB, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
                         recorder_events, require, stamped_log, start_recorder, stats)
 from test_shipped_manifests import apply_rbac_if_used, load
 
@@ -144,7 +144,7 @@ def run(node, quick, rounds=None):
     got = {n: [] for n in NAMES}
     for i in range(rounds):
         for name in NAMES:
-            r = one_round(node, name)
+            r = attempt(lambda: one_round(node, name), f"round {i + 1} {name}")
             got[name].append(r)
             log(f"   evict round {i + 1}/{rounds} {name}: gone {r['gone_s']:.1f} s, {r['phase']}, exit "
                 f"{r['exit_code']} ({r['container_reason']}), GCS {r['gcs_state']} {r['death_reason']}")

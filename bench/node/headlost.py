@@ -13,7 +13,7 @@ Without GCS fault tolerance for all three (none of them has an external Redis he
 import time
 
 import contenders
-from nodecommon import (WORKERS, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
+from nodecommon import (attempt, WORKERS, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
                         recorder_events, require, start_recorder, stats)
 from test_shipped_manifests import BUSY_JOB, apply_rbac_if_used
 
@@ -125,7 +125,7 @@ def run(node, quick, rounds=None):
     got = {n: [] for n in NAMES}
     for i in range(rounds):
         for name in NAMES:
-            r = one_round(node, name)
+            r = attempt(lambda: one_round(node, name), f"round {i + 1} {name}")
             got[name].append(r)
             log(f"   head lost round {i + 1}/{rounds} {name}: whole again {r['whole_s']:.1f} s (new GCS "
                 f"{r['new_gcs_serving_s']:.1f} s, its head ALIVE {r['new_head_alive_s']:.1f} s), worker restarts "

@@ -38,6 +38,18 @@ def require(ok, what):
         raise MeasurementError(what)
 
 
+def attempt(fn, what, tries=2):
+    """fn(), once more if the node was too slow to set a round up (a TimeoutError: no figure was
+    taken). A MeasurementError is never retried: it fails the run."""
+    for i in range(tries):
+        try:
+            return fn()
+        except TimeoutError as e:
+            if i == tries - 1:
+                raise
+            log(f"   {what}: {e}; once more")
+
+
 def interval(start_ns, end_ns, what):
     """end - start in seconds; a negative interval cannot be true."""
     if start_ns is None or end_ns is None:
@@ -85,7 +97,10 @@ def start_recorder(kube, namespace, address, auth=True):
                                           "env": AUTH_ENV if auth else [],
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "bench-programs"}}]}})
-    kube.wait("the GCS recorder polling", lambda: " start " in recorder_log(kube, namespace), 120, interval=0.5)
+    try:
+        kube.wait("the GCS recorder polling", lambda: " start " in recorder_log(kube, namespace), 240, interval=0.5)
+    except TimeoutError as e:
+        raise TimeoutError(f"{e}; the pod: {kube.pod(namespace, 'gcs-poll').get('status')}") from None
 
 
 def recorder_log(kube, namespace):
