@@ -18,8 +18,8 @@ worker's exec or any node ALIVE before the window's start cannot be true: the ru
 import time
 
 import contenders
-from nodecommon import (attempt, WORKERS, HOLD_JOB, MeasurementError, Namespace, PodWatch, configmap, create_auth_secret,
-                        interval, log, recorder_events, require, start_recorder, stamped_log, stats)
+from nodecommon import (HOLD_JOB, WORKERS, attempt, configmap, create_auth_secret, interval, log, MeasurementError,
+                        Namespace, PodWatch, recorder_events, require, stamped_log, start_recorder, stats)
 from test_shipped_manifests import apply_rbac_if_used
 
 NAMES = ("kuberay", "indexed", "vcjob")

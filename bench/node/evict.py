@@ -12,7 +12,7 @@ import threading
 import time
 
 import contenders
-from nodecommon import (attempt, HOLD_JOB, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
+from nodecommon import (HOLD_JOB, attempt, configmap, create_auth_secret, interval, log, MeasurementError, Namespace,
                         recorder_events, require, stamped_log, start_recorder, stats)
 from test_shipped_manifests import apply_rbac_if_used, load
 

@@ -13,7 +13,7 @@ Without GCS fault tolerance for all three (none of them has an external Redis he
 import time
 
 import contenders
-from nodecommon import (attempt, WORKERS, MeasurementError, Namespace, configmap, create_auth_secret, interval, log,
+from nodecommon import (WORKERS, attempt, configmap, create_auth_secret, interval, log, MeasurementError, Namespace,
                         recorder_events, require, start_recorder, stats)
 from test_shipped_manifests import BUSY_JOB, apply_rbac_if_used
 
