@@ -89,7 +89,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
 .PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
-	node node-up node-down node-background analyze coverage coverage-contract
+	bench-node node node-up node-down node-background analyze coverage coverage-contract
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
 help:
@@ -107,6 +107,7 @@ help:
 	@echo "make coverage-contract  the same of the contract tier, run against --coverage builds (5 min)"
 	@echo "make fuzz       every libFuzzer target in fuzz/ for FUZZ_SECONDS (30) each; fuzz-ci: 10 s each"
 	@echo "make bench      benchmarks that print figures (QUICK=1: a few minutes)"
+	@echo "make bench-node rayboot against the real KubeRay operator on the real node (QUICK=1: 2 rounds)"
 	@echo "make node       the real node's Kubernetes programs and images (tests/node/); node-up, node-down"
 
 $(DEPS_OK): deps/build.sh deps/mbedtls_entropy.c deps/mbedtls-tls12-rsa-pss.patch
@@ -390,6 +391,12 @@ $(BUILD)/bench/stamp: bench/tools/stamp.c
 bench: bootstrap
 	$(MAKE) all venv $(BUILD)/bench/stamp
 	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+
+# The real node's comparisons (bench/node/, results in bench/results/node.json): rayboot against
+# the real KubeRay v1.5 operator, side by side. Brings the node up and down itself (root, like
+# the node tier); BENCH_ONLY=apply,waiting,evict,headlost runs some of them.
+bench-node: node
+	cd bench/node && ../../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
 	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout $(BUILD)/cov $(BUILD)/cov-rel $(BUILD)/analyze

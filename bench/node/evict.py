@@ -1,0 +1,171 @@
+"""A worker evicted through the Eviction API, as a node drain evicts it: was it drained in the
+GCS (its node's death reason as the recorder pod saw it), how its Ray container ended (exit code,
+reason), the pod's last phase, and the seconds from the eviction call to the pod gone from the API.
+
+- kuberay:         KubeRay's sample RayCluster (contenders.kuberay_cluster): `ray start --block`
+                   under KubeRay's `bash -lc`.
+- kuberay+sidecar: k8s/kuberay/ray-cluster.yaml: the same KubeRay pods with rayboot-sidecar and
+                   its preStop drain.
+- rayboot:         k8s/indexed-job/ray-cluster.yaml: rayboot as the entrypoint.
+Each a head and one worker (the same for all), the worker idle (no tasks), alternating."""
+import threading
+import time
+
+import contenders
+from nodecommon import (
+    HOLD_JOB,
+    MeasurementError,
+    Namespace,
+    attempt,
+    configmap,
+    create_auth_secret,
+    interval,
+    log,
+    recorder_events,
+    require,
+    stamped_log,
+    start_recorder,
+    stats,
+)
+
+from test_shipped_manifests import apply_rbac_if_used, load
+
+NAMES = ("kuberay", "kuberay+sidecar", "rayboot")
+
+
+def _kuberay_sidecar(namespace):
+    docs = []
+    for d in load("kuberay/ray-cluster.yaml"):
+        d = contenders._uniform(d, namespace)
+        if d["kind"] == "RayCluster":
+            g = d["spec"]["workerGroupSpecs"][0]
+            g["replicas"] = g["minReplicas"] = g["maxReplicas"] = 1
+        docs.append(d)
+    return docs
+
+
+def _setup(name, ns):
+    """(docs, GCS address, worker selector, Ray container, owner paths)."""
+    if name == "kuberay":
+        rc = contenders.kuberay_cluster(ns, workers=1)
+        c = rc["metadata"]["name"]
+        return ([rc], f"{c}-head-svc:6379", f"ray.io/cluster={c},ray.io/node-type=worker", "ray-worker",
+                [f"/apis/ray.io/v1/namespaces/{ns}/rayclusters/{c}"])
+    if name == "kuberay+sidecar":
+        docs = _kuberay_sidecar(ns)
+        c = [d for d in docs if d["kind"] == "RayCluster"][0]["metadata"]["name"]
+        return (docs, f"{c}-head-svc:6379", f"ray.io/cluster={c},ray.io/node-type=worker", "ray-worker",
+                [f"/apis/ray.io/v1/namespaces/{ns}/rayclusters/{c}"])
+    docs = contenders.indexed_job(ns, workers=1)
+    return (docs, "ray-indexed-0.ray-indexed:6379", "job-name=ray-indexed", "ray",
+            [f"/apis/batch/v1/namespaces/{ns}/jobs/ray-indexed"])
+
+
+def _worker_pod(kube, ns, selector):
+    for p in kube.pods(ns, selector):
+        idx = p["metadata"].get("annotations", {}).get("batch.kubernetes.io/job-completion-index")
+        if idx not in (None, "0") or "worker" in p["metadata"]["name"]:
+            if p["status"].get("podIP"):
+                return p
+    return None
+
+
+def _alive(kube, ns, ip):
+    return any(k == "node" and f[0] == ip and f[1] == "ALIVE" for _, _, k, f in recorder_events(kube, ns))
+
+
+def _record_of(kube, ns, ip):
+    mine = [f for _, _, k, f in recorder_events(kube, ns) if k == "node" and f[0] == ip]
+    return mine[-1] if mine else None
+
+
+class LogTail:
+    """Reads a container's stamped log every 0.2 s until stopped, keeping the last read: the log
+    of a pod that is about to be deleted (its end, after SIGTERM, is what the figures explain)."""
+
+    def __init__(self, kube, ns, pod, container):
+        self.lines, self._stop = [], threading.Event()
+        self._args = (ns, pod, container)
+        self._kube = kube
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            try:
+                self.lines = stamped_log(self._kube, *self._args)
+            except Exception:  # noqa: BLE001 - the pod is gone: keep the last read
+                pass
+            self._stop.wait(0.2)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.lines
+
+
+def _after(lines, t0_real):
+    """The log lines written after the eviction call, as `+seconds text`."""
+    return [f"+{(t - t0_real) / 1e9:.2f} s {text[:160]}" for t, text in lines if t >= t0_real]
+
+
+def one_round(node, name):
+    kube = node.kube
+    ns = Namespace(kube, "ev-" + name.replace("+", "-"))
+    docs, address, selector, container, owners = _setup(name, ns.name)
+    try:
+        create_auth_secret(kube, ns.name)
+        kube.create(configmap(ns.name, "user-job", {"job.py": HOLD_JOB}))
+        apply_rbac_if_used(kube, ns.name, docs)
+        start_recorder(kube, ns.name, address)
+        for d in docs:
+            kube.create(d)
+        worker = kube.wait(f"{name}: the worker pod", lambda: _worker_pod(kube, ns.name, selector), 180)
+        ip, pod = worker["status"]["podIP"], worker["metadata"]["name"]
+        kube.wait(f"{name}: the worker ALIVE in the GCS", lambda: _alive(kube, ns.name, ip), 240, interval=0.25)
+        tail = LogTail(kube, ns.name, pod, container)
+        time.sleep(0.5)
+        t0, t0_real = time.monotonic_ns(), time.time_ns()
+        kube.evict(ns.name, pod)
+        last = kube.follow_pod_until_gone(ns.name, pod, 120)
+        gone = interval(t0, time.monotonic_ns(), "eviction -> pod gone")
+        log_after = _after(tail.stop(), t0_real)
+
+        def dead():
+            r = _record_of(kube, ns.name, ip)
+            return r if r and r[1] == "DEAD" else None
+        try:
+            rec = kube.wait(f"{name}: the evicted worker DEAD in the GCS", dead, 90, interval=0.5)
+        except TimeoutError:
+            rec = _record_of(kube, ns.name, ip)
+        statuses = last["status"].get("containerStatuses", []) + last["status"].get("initContainerStatuses", [])
+        ray = [s for s in statuses if s["name"] == container]
+        require(ray, f"{name}: no status of container {container}")
+        term = ray[0]["state"].get("terminated") or ray[0].get("lastState", {}).get("terminated") or {}
+        reason = rec[4] if rec and len(rec) > 4 else "-"
+        side = [x for x in statuses if x["name"] == "rayboot-sidecar"]
+        side_term = (side[0]["state"].get("terminated") or side[0].get("lastState", {}).get("terminated") or {}) if side else {}
+        return {"gone_s": gone, "phase": last["status"].get("phase"), "exit_code": term.get("exitCode"),
+                "container_reason": term.get("reason"), "message": (term.get("message") or "")[-200:],
+                "gcs_state": rec[1] if rec else None, "death_reason": reason,
+                "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:], "log_after": log_after[-12:]}
+    finally:
+        ns.close(owners)
+
+
+def run(node, quick, rounds=None):
+    rounds = rounds or (2 if quick else 5)
+    got = {n: [] for n in NAMES}
+    for i in range(rounds):
+        for name in NAMES:
+            r = attempt(lambda name=name: one_round(node, name), f"round {i + 1} {name}")
+            got[name].append(r)
+            log(f"   evict round {i + 1}/{rounds} {name}: gone {r['gone_s']:.1f} s, {r['phase']}, exit "
+                f"{r['exit_code']} ({r['container_reason']}), GCS {r['gcs_state']} {r['death_reason']}")
+    out = {}
+    for name, rs in got.items():
+        kinds = sorted({f"drained {r['drained']}, {r['death_reason']}, exit {r['exit_code']}, {r['phase']}" for r in rs})
+        out[name] = {"gone_s": stats([r["gone_s"] for r in rs]), "summary": " | ".join(kinds), "rounds": rs}
+    if not all(out[n]["rounds"] for n in NAMES):
+        raise MeasurementError("an eviction without a result")
+    return {"evict": out}

@@ -1,0 +1,152 @@
+"""Head lost: the head pod deleted (or evicted) once the cluster is whole, and the seconds from
+that call until every worker is ALIVE in the next head's GCS (nodes that joined after the loss),
+as the recorder pod saw it; with the new GCS's first answer and its head ALIVE on the way, each
+worker pod's container restarts, and whether the head's job ran again.
+
+- kuberay: KubeRay's sample RayCluster, the head pod deleted (`kubectl delete`); its workers are
+  idle (a KubeRay head runs no job of the user's here).
+- vcjob:   k8s/volcano/ray-cluster.yaml, the head deleted while its job (BUSY_JOB: tasks on every
+  node) runs: PodEvicted -> RestartTask re-creates it alone.
+- indexed: k8s/indexed-job/ray-cluster.yaml, the head evicted while its job runs: podFailurePolicy
+  ignores the disruption and the Job controller re-creates index 0.
+Without GCS fault tolerance for all three (none of them has an external Redis here)."""
+import time
+
+import contenders
+from nodecommon import (
+    WORKERS,
+    MeasurementError,
+    Namespace,
+    attempt,
+    configmap,
+    create_auth_secret,
+    interval,
+    log,
+    recorder_events,
+    require,
+    start_recorder,
+    stats,
+)
+
+from test_shipped_manifests import BUSY_JOB, apply_rbac_if_used
+
+NAMES = ("kuberay", "vcjob", "indexed")
+TIMEOUT_S = 300
+
+
+def _whole(events, old_ids, t0):
+    """(whole instant, serving instant, head ALIVE instant) once every worker is ALIVE among nodes
+    not in OLD_IDS, after T0; else None. The serving instant is the last first-answer before the
+    whole instant (the GCS that holds the new nodes; a look that failed under load and answered
+    again is not the new head)."""
+    serving, head, workers = [], None, {}
+    for mono, _real, kind, f in events:
+        if mono < t0:
+            continue
+        if kind == "serving":
+            serving.append(mono)
+        elif kind == "node" and f[1] == "ALIVE" and f[3] not in old_ids:
+            if f[2] == "head":
+                head = head or mono
+            else:
+                workers.setdefault(f[3], mono)
+    if not serving or head is None or len(workers) < WORKERS:
+        return None
+    whole = max(workers.values())
+    return whole, max(s for s in serving if s <= whole), head
+
+
+def _first_cluster(events):
+    """The node ids of the first cluster once its head and every worker are ALIVE; else None."""
+    ids = {f[3] for _m, _r, k, f in events if k == "node"}
+    alive = {f[3] for _m, _r, k, f in events if k == "node" and f[1] == "ALIVE" and f[2] == "worker"}
+    heads = {f[3] for _m, _r, k, f in events if k == "node" and f[1] == "ALIVE" and f[2] == "head"}
+    return ids if len(alive) >= WORKERS and heads else None
+
+
+def _head_pod(kube, ns, selector):
+    for p in kube.pods(ns, selector):
+        meta = p["metadata"]
+        idx = meta.get("annotations", {}).get("batch.kubernetes.io/job-completion-index")
+        if (idx == "0" or meta["name"].endswith("-head-0") or meta.get("labels", {}).get("ray.io/node-type") == "head") \
+                and not meta.get("deletionTimestamp"):
+            return p
+    return None
+
+
+def one_round(node, name):
+    kube = node.kube
+    ns = Namespace(kube, "hl-" + name)
+    docs, address, owners, selector = contenders.contender(name, ns.name)
+    controller = None
+    try:
+        create_auth_secret(kube, ns.name)
+        kube.create(configmap(ns.name, "user-job", {"job.py": BUSY_JOB}))
+        apply_rbac_if_used(kube, ns.name, docs)
+        start_recorder(kube, ns.name, address)
+        if name == "vcjob":
+            import volcano
+            controller = volcano.Controller(kube, ns.name).start()
+        for d in docs:
+            kube.create(d)
+        old_ids = kube.wait(f"{name}: the first cluster whole", lambda: _first_cluster(recorder_events(kube, ns.name)),
+                            TIMEOUT_S, interval=0.5)
+        head = _head_pod(kube, ns.name, selector)
+        require(head, f"{name}: no head pod")
+        if name != "kuberay":
+            kube.wait(f"{name}: the head's job running", lambda: "started the command" in kube.log(
+                ns.name, head["metadata"]["name"], "ray"), 120, interval=0.5)
+        time.sleep(2)  # the tasks spread over the workers
+        before = {p["metadata"]["name"]: _restarts(p) for p in kube.pods(ns.name, selector)}
+        t0 = time.monotonic_ns()
+        if name == "indexed":
+            kube.evict(ns.name, head["metadata"]["name"])
+        else:
+            kube.delete(f"/api/v1/namespaces/{ns.name}/pods/{head['metadata']['name']}")
+        got = kube.wait(f"{name}: every worker ALIVE in a new GCS",
+                        lambda: _whole(recorder_events(kube, ns.name), old_ids, t0), TIMEOUT_S, interval=0.5)
+        whole, serving, new_head = got
+        if controller and controller.errors:
+            raise MeasurementError(f"the Volcano stand-in failed: {controller.errors}")
+        after = {p["metadata"]["name"]: _restarts(p) for p in kube.pods(ns.name, selector)}
+        restarted = sum(after[w] - before[w] for w in before if w in after and w != head["metadata"]["name"])
+        new = _head_pod(kube, ns.name, selector)
+        ran_again = None
+        if name != "kuberay" and new:
+            try:
+                ran_again = kube.wait("the new head's job", lambda: "started the command" in kube.log(
+                    ns.name, new["metadata"]["name"], "ray"), 60, interval=0.5)
+            except TimeoutError:
+                ran_again = False
+        return {"whole_s": interval(t0, whole, "head lost -> every worker ALIVE in the new GCS"),
+                "new_gcs_serving_s": interval(t0, serving, "head lost -> new GCS serving"),
+                "new_head_alive_s": interval(t0, new_head, "head lost -> new head ALIVE"),
+                "serving_to_whole_s": interval(serving, whole, "new GCS serving -> whole"),
+                "worker_container_restarts": restarted, "job_ran_again": ran_again}
+    finally:
+        if controller:
+            controller.stop()
+        ns.close(owners)
+
+
+def _restarts(pod):
+    return sum(s.get("restartCount", 0) for s in pod["status"].get("containerStatuses", []))
+
+
+def run(node, quick, rounds=None):
+    rounds = rounds or (1 if quick else 3)
+    got = {n: [] for n in NAMES}
+    for i in range(rounds):
+        for name in NAMES:
+            r = attempt(lambda name=name: one_round(node, name), f"round {i + 1} {name}")
+            got[name].append(r)
+            log(f"   head lost round {i + 1}/{rounds} {name}: whole again {r['whole_s']:.1f} s (new GCS "
+                f"{r['new_gcs_serving_s']:.1f} s, its head ALIVE {r['new_head_alive_s']:.1f} s), worker restarts "
+                f"{r['worker_container_restarts']}, job again {r['job_ran_again']}")
+    out = {}
+    for name, rs in got.items():
+        out[name] = {k: stats([r[k] for r in rs]) for k in ("whole_s", "new_gcs_serving_s", "new_head_alive_s",
+                                                               "serving_to_whole_s", "worker_container_restarts")}
+        out[name]["job_ran_again"] = [r["job_ran_again"] for r in rs]
+        out[name]["rounds"] = rs
+    return {"head_lost": out}
