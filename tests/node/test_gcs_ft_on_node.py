@@ -15,6 +15,7 @@ import secrets
 import subprocess
 import time
 
+import cluster
 import test_shipped_manifests as shipped
 from test_shipped_manifests import (
     PodEnd,
@@ -28,7 +29,6 @@ from test_shipped_manifests import (
     for_this_node,
     load,
     pod_logs,
-    rerun_seed,
     run_vcjob_to_end,
     start_busy_then_seed_job,
     wait_all_ready,
@@ -37,6 +37,7 @@ from test_shipped_manifests import (
 KEEPER = (shipped.PROGRAMS / "keeper.py").read_text()
 NODE_STATES = (shipped.PROGRAMS / "node_states.py").read_text()
 REDIS_SECRET = "ray-redis"
+SEED_DELAY_S = 150   # the re-created head's job waits this long before its squares
 
 
 def create_redis(node, namespace):
@@ -107,8 +108,12 @@ def serving_at(node, namespace, pod):
     return None
 
 
-def redis_keys(namespace, pod, password, pattern):
-    server = container_pids(namespace, pod, b"redis-server")[0]  # its threads are not processes
+def redis_keys(node, namespace, pod, password, pattern):
+    """The keys matching PATTERN, from redis-cli in POD's container (it has no sidecar to find it by:
+    its redis-server is found in the pod's network namespace)."""
+    procs = cluster.processes_in_netns(cluster.pod_sandboxes()[node.pod(namespace, pod)["status"]["podIP"]])
+    # Redis retitles itself ("redis-server *:6379"): its argv[0] only starts with its name.
+    (server,) = [pid for pid, argv in procs.items() if argv[0].split(b" ")[0].endswith(b"redis-server")]
     out = subprocess.run(["nsenter", f"--target={server}", "--net", "--pid", "--mount", "--setuid=1000",
                           "--setgid=100", "--", "redis-cli", "--no-auth-warning", "--scan", "--pattern", pattern],
                          env={"REDISCLI_AUTH": password, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
@@ -139,8 +144,12 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     raylets = {w: container_pids(namespace, w, b"/raylet") for w in workers}
     assert all(len(p) == 1 for p in raylets.values()), raylets
     ns_value = f"{ready[head]['metadata']['annotations']['scheduling.k8s.io/group-name']}-v0"
-    assert redis_keys(namespace, redis_pod, password, f"RAY{ns_value}@*"), "the GCS wrote nothing to Redis"
-    rerun_seed(node, namespace)
+    assert redis_keys(node, namespace, redis_pod, password, f"RAY{ns_value}@*"), "the GCS wrote nothing to Redis"
+    # The next head's job: the seed program, after long enough for the checks below (a quick one
+    # would end the cluster, and with it the workers' Ray, before the worker's raylet has its new
+    # GCS back).
+    node.patch(f"/api/v1/namespaces/{namespace}/configmaps/{shipped.JOB_CONFIGMAP}",
+               {"data": {"job.py": f"import time\ntime.sleep({SEED_DELAY_S})\n" + shipped.SEED_PROGRAM.read_text()}})
 
     t0 = time.time()
     node.delete(f"/api/v1/namespaces/{namespace}/pods/{head}")
@@ -152,8 +161,23 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     node.wait("the head re-created", recreated, 120, interval=0.5)
     t_new = time.time()
     serving = node.wait("the new head's GCS serving", lambda: serving_at(node, namespace, head), 180, interval=0.5)
-    answer = in_container(namespace, workers[0], ["python", "-c", KEEPER, gcs, "ask"])
-    assert answer.returncode == 0, answer.stdout + answer.stderr
+    # A driver on the worker works once that worker's raylet has its new GCS back (Ray takes its
+    # time, ~20 s in the pod simulator); until then it fails to start: asked again until then.
+    failures = []
+
+    def ask():
+        try:
+            out = in_container(namespace, workers[0], ["python", "-c", KEEPER, gcs, "ask"])
+        except ValueError as e:   # its rayboot not found in /proc at that moment
+            failures.append(f"{e}; {workers[0]}'s log:\n{node.log(namespace, workers[0], 'ray')[-3000:]}")
+            return None
+        if out.returncode != 0:
+            failures.append(out.stdout + out.stderr)
+        return out if out.returncode == 0 else None
+    try:
+        answer = node.wait("the detached actor's answer", ask, 240, interval=2)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}; the last failure:\n{failures[-1] if failures else ''}") from None
     count, where, answered = answer.stdout.split()[1], answer.stdout.split()[2], float(answer.stdout.split()[3])
     table = node.wait("the workers' node ids ALIVE in the new GCS", lambda: (lambda t: t if all(
         any(n[4] == i and n[1] == "ALIVE" for n in t) for i in worker_ids.values()) else None)(
@@ -177,5 +201,5 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
         assert_left_when_done(end)
     assert "the GCS's storage namespace is deleted from Redis" in node.log(namespace, head, "ray"), \
         pod_logs(node, namespace)
-    assert redis_keys(namespace, redis_pod, password, f"RAY{ns_value}@*") == []
+    assert redis_keys(node, namespace, redis_pod, password, f"RAY{ns_value}@*") == []
     assert ended(final[head], "ray")["exitCode"] == 0
