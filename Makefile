@@ -396,7 +396,7 @@ bench: bootstrap
 # the real KubeRay v1.5 operator, side by side. Brings the node up and down itself (root, like
 # the node tier); BENCH_ONLY=apply,waiting,evict,headlost runs some of them.
 bench-node: node
-	cd bench/node && ../../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	cd bench/node && ../../$(PYTHON) bench_node.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 clean:
 	rm -rf $(BUILD)/rel $(BUILD)/bin $(BUILD)/unit $(BUILD)/knockout $(BUILD)/cov $(BUILD)/cov-rel $(BUILD)/analyze

@@ -1,5 +1,5 @@
 """The Markdown tables of bench/RESULTS.md's real-node section, from bench/results/node.json:
-`python3 report.py` prints them (what is measured is run.py's; this only writes it out)."""
+`python3 report.py` prints them (what is measured is bench_node.py's; this only writes it out)."""
 import json
 import pathlib
 import sys

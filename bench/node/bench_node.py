@@ -4,7 +4,7 @@ up, runs the comparisons, takes the node down; writes bench/results/node.json an
 Figures, not pass/fail, except that an impossible figure (a negative interval, a node ALIVE
 before its GCS answered) fails the run.
 
-usage: run.py [--quick] [--only NAME[,NAME...]] [--rounds N]
+usage: bench_node.py [--quick] [--only NAME[,NAME...]] [--rounds N]
   --quick   2 rounds instead of 5
   --only    some comparisons (apply,waiting,evict,headlost); the others keep the previous node.json's
   --rounds  this many rounds of each (to try it out)"""
