@@ -25,18 +25,13 @@ from nodecommon import (
     Namespace,
     PodWatch,
     attempt,
-    configmap,
-    create_auth_secret,
     interval,
     log,
     recorder_events,
     require,
     stamped_log,
-    start_recorder,
     stats,
 )
-
-from test_shipped_manifests import apply_rbac_if_used
 
 NAMES = ("kuberay", "indexed", "vcjob")
 READY_TIMEOUT_S = 300
@@ -108,13 +103,7 @@ def one_round(node, name):
     docs, address, owners, selector = contenders.contender(name, ns.name)
     controller = None
     try:
-        create_auth_secret(kube, ns.name)
-        kube.create(configmap(ns.name, "user-job", {"job.py": HOLD_JOB}))
-        apply_rbac_if_used(kube, ns.name, docs)
-        start_recorder(kube, ns.name, address)
-        if name == "vcjob":
-            import volcano
-            controller = volcano.Controller(kube, ns.name).start()
+        controller = contenders.set_up(kube, ns.name, name, docs, address, HOLD_JOB)
         watch = PodWatch(kube, ns.name)
         mono0, real0 = time.monotonic_ns(), time.time_ns()
         for d in docs:

@@ -12,10 +12,10 @@ k8s/kuberay/ray-cluster.yaml wires it for KubeRay).
 import copy
 import json
 
-from nodecommon import RAY_IMAGE, RAY_RESOURCES, WORKERS
+from nodecommon import RAY_IMAGE, RAY_RESOURCES, WORKERS, configmap, create_auth_secret, start_recorder
 
 import kuberay
-from test_shipped_manifests import _pod_specs, load
+from test_shipped_manifests import _pod_specs, apply_rbac_if_used, load
 
 AUTH_MOUNT = {"name": "ray-auth", "mountPath": "/var/run/secrets/ray-auth", "readOnly": True}
 AUTH_VOLUME = {"name": "ray-auth", "secret": {"secretName": "ray-auth-token", "defaultMode": 0o440,
@@ -100,3 +100,17 @@ def contender(name, namespace):
                 [f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/ray-cluster"],
                 "volcano.sh/job-name=ray-cluster")
     raise ValueError(name)
+
+
+def set_up(kube, namespace, name, docs, address, job):
+    """What every round makes before the contender's own objects: Ray's token Secret, the user's
+    job (JOB as /home/ray/job.py), the sidecar's RBAC where the manifest uses it, the GCS recorder;
+    for the vcjob the stand-in Volcano controller, returned started (None for the others)."""
+    create_auth_secret(kube, namespace)
+    kube.create(configmap(namespace, "user-job", {"job.py": job}))
+    apply_rbac_if_used(kube, namespace, docs)
+    start_recorder(kube, namespace, address)
+    if name != "vcjob":
+        return None
+    import volcano
+    return volcano.Controller(kube, namespace).start()

@@ -17,18 +17,15 @@ from nodecommon import (
     MeasurementError,
     Namespace,
     attempt,
-    configmap,
-    create_auth_secret,
     interval,
     log,
     recorder_events,
     require,
     stamped_log,
-    start_recorder,
     stats,
 )
 
-from test_shipped_manifests import apply_rbac_if_used, load
+from test_shipped_manifests import load
 
 NAMES = ("kuberay", "kuberay+sidecar", "rayboot")
 
@@ -114,10 +111,7 @@ def one_round(node, name):
     ns = Namespace(kube, "ev-" + name.replace("+", "-"))
     docs, address, selector, container, owners = _setup(name, ns.name)
     try:
-        create_auth_secret(kube, ns.name)
-        kube.create(configmap(ns.name, "user-job", {"job.py": HOLD_JOB}))
-        apply_rbac_if_used(kube, ns.name, docs)
-        start_recorder(kube, ns.name, address)
+        contenders.set_up(kube, ns.name, name, docs, address, HOLD_JOB)
         for d in docs:
             kube.create(d)
         worker = kube.wait(f"{name}: the worker pod", lambda: _worker_pod(kube, ns.name, selector), 180)

@@ -18,17 +18,14 @@ from nodecommon import (
     MeasurementError,
     Namespace,
     attempt,
-    configmap,
-    create_auth_secret,
     interval,
     log,
     recorder_events,
     require,
-    start_recorder,
     stats,
 )
 
-from test_shipped_manifests import BUSY_JOB, apply_rbac_if_used
+from test_shipped_manifests import BUSY_JOB
 
 NAMES = ("kuberay", "vcjob", "indexed")
 TIMEOUT_S = 300
@@ -80,13 +77,7 @@ def one_round(node, name):
     docs, address, owners, selector = contenders.contender(name, ns.name)
     controller = None
     try:
-        create_auth_secret(kube, ns.name)
-        kube.create(configmap(ns.name, "user-job", {"job.py": BUSY_JOB}))
-        apply_rbac_if_used(kube, ns.name, docs)
-        start_recorder(kube, ns.name, address)
-        if name == "vcjob":
-            import volcano
-            controller = volcano.Controller(kube, ns.name).start()
+        controller = contenders.set_up(kube, ns.name, name, docs, address, BUSY_JOB)
         for d in docs:
             kube.create(d)
         old_ids = kube.wait(f"{name}: the first cluster whole", lambda: _first_cluster(recorder_events(kube, ns.name)),
