@@ -394,7 +394,7 @@ bench: bootstrap
 
 # The real node's comparisons (bench/node/, results in bench/results/node.json): rayboot against
 # the real KubeRay v1.5 operator, side by side. Brings the node up and down itself (root, like
-# the node tier); BENCH_ONLY=apply,waiting,evict,headlost runs some of them.
+# the node tier); BENCH_ONLY=apply,waiting,evict,headlost,headlost_ft runs some of them.
 bench-node: node
 	cd bench/node && ../../$(PYTHON) bench_node.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 

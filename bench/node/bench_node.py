@@ -6,7 +6,7 @@ before its GCS answered) fails the run.
 
 usage: bench_node.py [--quick] [--only NAME[,NAME...]] [--rounds N]
   --quick   2 rounds instead of 5
-  --only    some comparisons (apply,waiting,evict,headlost); the others keep the previous node.json's
+  --only    some comparisons (apply,waiting,evict,headlost,headlost_ft); the others keep the previous node.json's
   --rounds  this many rounds of each (to try it out)"""
 import argparse
 import datetime
@@ -25,7 +25,8 @@ def benches():
     import evict
     import headlost
     import waiting
-    return [("apply", apply_ready.run), ("waiting", waiting.run), ("evict", evict.run), ("headlost", headlost.run)]
+    return [("apply", apply_ready.run), ("waiting", waiting.run), ("evict", evict.run), ("headlost", headlost.run),
+            ("headlost_ft", headlost.run_ft)]
 
 
 def main():
@@ -107,7 +108,7 @@ def table(results):
     for name, r in e.items():
         if isinstance(r, dict) and "gone_s" in r:
             rows.append((f"evicted, {name}", f"{r['summary']}; gone {_fmt(r['gone_s'])}"))
-    h = results.get("head_lost", {})
+    h = {**results.get("head_lost", {}), **results.get("head_lost_ft", {})}
     for name, r in h.items():
         if isinstance(r, dict) and "whole_s" in r:
             rows.append((f"head lost, {name}: every worker ALIVE in the new GCS", _fmt(r["whole_s"])))

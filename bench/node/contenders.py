@@ -8,7 +8,11 @@ k8s/kuberay/ray-cluster.yaml wires it for KubeRay).
 - kuberay: KubeRay v1.5's own sample RayCluster (tests/node/kuberay.sample_cluster), 4 workers.
 - indexed: k8s/indexed-job/ray-cluster.yaml, 5 completions.
 - vcjob:   k8s/volcano/ray-cluster.yaml (with its rayboot-sidecar), 4 worker replicas, run by the
-           stand-in Volcano controller (tests/node/volcano.py)."""
+           stand-in Volcano controller (tests/node/volcano.py).
+- NAME_ft: the same with GCS fault tolerance, the cluster's state in k8s/redis/redis.yaml's Redis
+           (its Secret ray-redis made as docs/gcs-ft.md says): KubeRay's own
+           `gcsFaultToleranceOptions` (redisAddress, redisPassword from the Secret), and rayboot's
+           shipped `-gcs-ft` manifests."""
 import copy
 import json
 
@@ -57,9 +61,9 @@ def kuberay_cluster(namespace, workers=WORKERS):
     return _uniform(rc, namespace)
 
 
-def indexed_job(namespace, workers=WORKERS):
+def indexed_job(namespace, workers=WORKERS, manifest="indexed-job/ray-cluster.yaml"):
     docs = []
-    for d in load("indexed-job/ray-cluster.yaml"):
+    for d in load(manifest):
         d = _uniform(d, namespace)
         if d["kind"] == "Job":
             d["spec"]["completions"] = d["spec"]["parallelism"] = workers + 1
@@ -71,9 +75,9 @@ def indexed_job(namespace, workers=WORKERS):
     return docs
 
 
-def vcjob(namespace, workers=WORKERS):
+def vcjob(namespace, workers=WORKERS, manifest="volcano/ray-cluster.yaml"):
     docs = []
-    for d in load("volcano/ray-cluster.yaml"):
+    for d in load(manifest):
         d = _uniform(d, namespace)
         if d["kind"] == "Job":
             d["spec"]["minAvailable"] = workers + 1
@@ -84,33 +88,46 @@ def vcjob(namespace, workers=WORKERS):
     return docs
 
 
+REDIS_ADDRESS = "ray-redis:6379"  # k8s/redis/redis.yaml's Service
+
+
 # name -> (the objects in creation order, the GCS address from inside the namespace, the owner's
 # API path for teardown, the pods' label selector)
 def contender(name, namespace):
-    if name == "kuberay":
+    if name in ("kuberay", "kuberay_ft"):
         rc = kuberay_cluster(namespace)
+        if name == "kuberay_ft":
+            rc["spec"]["gcsFaultToleranceOptions"] = {
+                "redisAddress": REDIS_ADDRESS,
+                "redisPassword": {"valueFrom": {"secretKeyRef": {"name": "ray-redis", "key": "password"}}}}
         cname = rc["metadata"]["name"]
         return ([rc], f"{cname}-head-svc:6379", [f"{kuberay.API}/namespaces/{namespace}/rayclusters/{cname}"],
                 f"ray.io/cluster={cname}")
-    if name == "indexed":
-        return (indexed_job(namespace), "ray-indexed-0.ray-indexed:6379",
-                [f"/apis/batch/v1/namespaces/{namespace}/jobs/ray-indexed"], "job-name=ray-indexed")
-    if name == "vcjob":
-        return (vcjob(namespace), "ray-cluster-head-0.ray-cluster:6379",
-                [f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/ray-cluster"],
-                "volcano.sh/job-name=ray-cluster")
+    ft = "-gcs-ft" if name.endswith("_ft") else ""
+    if name in ("indexed", "indexed_ft"):
+        job = f"ray-indexed{ft}"
+        return (indexed_job(namespace, manifest=f"indexed-job/ray-cluster{ft}.yaml"), f"{job}-0.{job}:6379",
+                [f"/apis/batch/v1/namespaces/{namespace}/jobs/{job}"], f"job-name={job}")
+    if name in ("vcjob", "vcjob_ft"):
+        job = f"ray-cluster{ft}"
+        return (vcjob(namespace, manifest=f"volcano/ray-cluster{ft}.yaml"), f"{job}-head-0.{job}:6379",
+                [f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{job}"], f"volcano.sh/job-name={job}")
     raise ValueError(name)
 
 
 def set_up(kube, namespace, name, docs, address, job):
     """What every round makes before the contender's own objects: Ray's token Secret, the user's
     job (JOB as /home/ray/job.py), the sidecar's RBAC where the manifest uses it, the GCS recorder;
-    for the vcjob the stand-in Volcano controller, returned started (None for the others)."""
+    Redis for a fault tolerant one; for a vcjob the stand-in Volcano controller, returned started
+    (None for the others)."""
     create_auth_secret(kube, namespace)
+    if name.endswith("_ft"):
+        from test_gcs_ft_on_node import create_redis
+        create_redis(kube, namespace)
     kube.create(configmap(namespace, "user-job", {"job.py": job}))
     apply_rbac_if_used(kube, namespace, docs)
     start_recorder(kube, namespace, address)
-    if name != "vcjob":
+    if not name.startswith("vcjob"):
         return None
     import volcano
     return volcano.Controller(kube, namespace).start()

@@ -6,7 +6,8 @@ pod's CLOCK_MONOTONIC and CLOCK_REALTIME are the machine's: containers have no t
 Usage: gcs_poll.py HOST:PORT
 Lines: `MONO_NS REAL_NS serving NOT_BEFORE_MONO_NS` (the reply's arrival, and the send of the
 last look that failed: the GCS began to serve between the two) when a GCS first answers, then `MONO_NS REAL_NS node IP STATE ROLE NODE_ID DEATH_REASON`, then
-`MONO_NS REAL_NS lost` when a GCS that answered stops answering (the next one is recorded too).
+`MONO_NS REAL_NS lost` when a GCS that answered stops answering (the next one is recorded too,
+its whole node table again).
 A failed look looks the name up again (getaddrinfo, the pod's resolv.conf) and dials the address
 afresh on a channel of its own: gRPC's own DNS re-resolution is rate-limited (30 s by default)
 and its reconnect backoff, kept in a subchannel pool shared between channels, grows to minutes;
@@ -57,6 +58,7 @@ def main():
             if answering:
                 print(f"{stamp()} lost", flush=True)
                 answering = False
+                seen.clear()  # the next GCS's table in full: a fault tolerant one lists the same nodes
             not_before = sent
             channel.close()
             channel, call = dial()

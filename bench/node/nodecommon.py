@@ -66,7 +66,7 @@ class Namespace:
 
     def __init__(self, kube, what):
         self.kube = kube
-        self.name = f"b-{what}-{uuid.uuid4().hex[:5]}"
+        self.name = f"b-{what.replace('_', '-')}-{uuid.uuid4().hex[:5]}"  # a DNS label
         kube.create_namespace(self.name)
 
     def close(self, owners=()):

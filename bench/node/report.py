@@ -38,16 +38,32 @@ def apply_table(a):
     return "\n".join(out)
 
 
+WAITERS = (("kuberay", "KubeRay `wait-gcs-ready`"), ("rayboot", "rayboot, nothing listens on the head"),
+           ("rayboot_held", "rayboot, the head's rayboot up, no GCS"), ("floor", "a container running `sleep`"))
+
+
+def _ratio(r):
+    return "within the floor's spread" if r is None else r if r == "-" else f"{r}x"
+
+
 def waiting_table(w):
-    out = ["| figure | KubeRay `wait-gcs-ready` | rayboot | ratio |", "|---|---|---|---|",
-           f"| CPU in 60 s (cpuacct.usage, every container) | {f(w['kuberay']['cpu_ms'], 'ms')} | "
-           f"{f(w['rayboot']['cpu_ms'], 'ms')} | {w['ratio_cpu']}x |",
-           f"| peak memory (memory.max_usage_in_bytes) | {f(w['kuberay']['peak_kb'], 'kB')} | "
-           f"{f(w['rayboot']['peak_kb'], 'kB')} | {w['ratio_memory']}x |"]
-    for name in ("kuberay", "rayboot"):
-        last = w[name]["rounds"][-1]
-        split = "; ".join(f"{c}: rss {v['rss_kb']} kB, cache {v['cache_kb']} kB" for c, v in last["containers"].items())
-        out.append(f"| {name}, at 60 s of the last round (memory.stat) | {split} | | |")
+    have = [(k, t) for k, t in WAITERS if k in w]
+    out = ["| figure | " + " | ".join(t for _k, t in have) + " |", "|---" * (len(have) + 1) + "|"]
+    for what, key, unit in (("CPU in 60 s (cpuacct.usage, every container)", "cpu_ms", "ms"),
+                            ("peak memory (memory.max_usage_in_bytes)", "peak_kb", "kB")):
+        out.append(f"| {what} | " + " | ".join(f(w[k][key], unit) for k, _t in have) + " |")
+    suffix = {"rayboot": "", "rayboot_held": "_held"}  # waiting.run's ratio_cpu, ratio_cpu_held, ...
+    for what, metric in (("CPU, KubeRay's / this", "cpu"), ("memory, KubeRay's / this", "memory"),
+                         ("CPU above the `sleep` container's, KubeRay's / this", "cpu_above_floor"),
+                         ("memory above the `sleep` container's, KubeRay's / this", "memory_above_floor")):
+        cells = ["1" if k == "kuberay" else _ratio(w.get(f"ratio_{metric}{suffix[k]}", "-")) if k in suffix else "-"
+                 for k, _t in have]
+        out.append(f"| {what} | " + " | ".join(cells) + " |")
+    split = []
+    for k, _t in have:
+        last = w[k]["rounds"][-1]
+        split.append("; ".join(f"{c}: rss {v['rss_kb']} kB, cache {v['cache_kb']} kB" for c, v in last["containers"].items()))
+    out.append("| at 60 s of the last round (memory.stat) | " + " | ".join(split) + " |")
     return "\n".join(out)
 
 
@@ -63,14 +79,16 @@ def evict_table(e):
 
 
 def head_lost_table(h):
-    out = ["| contender | head lost -> every worker ALIVE in the new GCS | new GCS serving | its head ALIVE | "
-           "new GCS serving -> whole | worker container restarts | job ran again |", "|---|---|---|---|---|---|---|"]
-    for name in ("kuberay", "vcjob", "indexed"):
+    out = ["| contender | head lost -> every worker ALIVE in the new GCS | old head pod gone | new head pod made | "
+           "its containers running | new GCS serving | its head ALIVE | new GCS serving -> whole | "
+           "worker container restarts | job ran again |", "|---" * 10 + "|"]
+    for name in ("kuberay", "vcjob", "indexed", "kuberay_ft", "vcjob_ft", "indexed_ft"):
         r = h.get(name)
         if r:
-            out.append(f"| {name} | {f(r['whole_s'])} | {f(r['new_gcs_serving_s'])} | {f(r['new_head_alive_s'])} | "
-                       f"{f(r['serving_to_whole_s'])} | {r['worker_container_restarts']['median']:g} of {WORKERS} workers (median) | "
-                       f"{r['job_ran_again']} |")
+            out.append(f"| {name} | {f(r['whole_s'])} | {f(r.get('old_head_gone_s'))} | {f(r.get('new_head_pod_s'))} | "
+                       f"{f(r.get('new_head_running_s'))} | {f(r['new_gcs_serving_s'])} | {f(r['new_head_alive_s'])} | "
+                       f"{f(r['serving_to_whole_s'])} | {r['worker_container_restarts']['median']:g} of {WORKERS} workers "
+                       f"(median) | {r['job_ran_again']} |")
     return "\n".join(out)
 
 
@@ -81,7 +99,8 @@ def main():
           f"{d['date']}{' (quick)' if d.get('quick') else ''}. {d.get('auth', '')}.\n")
     for key, title, fn in (("apply_ready", "Apply to every worker ALIVE", apply_table),
                            ("waiting", "Waiting 60 s for an absent head", waiting_table),
-                           ("evict", "A worker evicted", evict_table), ("head_lost", "Head lost", head_lost_table)):
+                           ("evict", "A worker evicted", evict_table), ("head_lost", "Head lost", head_lost_table),
+                           ("head_lost_ft", "Head lost, with GCS fault tolerance", head_lost_table)):
         if key in d:
             print(f"### {title} ({d[key].get('when', '')})\n\n{fn(d[key])}\n")
 

@@ -10,8 +10,13 @@ containers included (the sandbox's pause process does not: it is the same for bo
   (bash, `ray health-check` every 5 s) is what waits.
 - rayboot: a worker pod (`rayboot`, RAYBOOT_ROLE=worker, RAYBOOT_HEAD_ADDRESS=ray-head:6379) pointed
   at a headless Service (publishNotReadyAddresses) in front of a pod that sleeps: no rendezvous, no
-  GCS.
-Both run side by side in each round, on the same image with the same requests and the token.
+  GCS. That sleeping pod is measured too (`floor`): what the runtime charges a container that runs
+  `sleep` (runc's own start-up runs in the container's cgroup: its CPU and its memory high-water
+  mark are in every contender's figures, and no waiter can go below them).
+- rayboot_held: the same worker, its head running rayboot too, whose Ray is a stand-in that holds
+  and never serves (RAYBOOT_RAY, a two-line script): the head's rayboot is up, its rendezvous open,
+  its GCS absent, as while a head's Ray is starting.
+All run side by side in each round, on the same image with the same requests and the token.
 
 CPU: cpuacct.usage (ns, every task the cgroup ever held, the exited ones included). Memory:
 memory.max_usage_in_bytes, v1's high-water mark of what is charged to the cgroup: anonymous memory
@@ -74,30 +79,57 @@ def _kuberay(kube, ns):
     kube.create(rc)
     name = rc["metadata"]["name"]
     pods = kube.wait("KubeRay's worker pod", lambda: kube.pods(ns, f"ray.io/cluster={name},ray.io/node-type=worker"), 120)
-    return pods[0]["metadata"]["name"], "wait-gcs-ready"
+    return [("kuberay", pods[0]["metadata"]["name"], "wait-gcs-ready")]
 
 
-def _rayboot(kube, ns):
+STAND_IN_RAY = "#!/bin/sh\n# a head's Ray that never serves: rayboot waits for its GCS\nexec sleep infinity\n"
+
+
+def _head_service(kube, ns):
     kube.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ray-head", "namespace": ns},
                  "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {"bench": "head"},
                           "ports": [{"name": "gcs", "port": 6379}]}})
+
+
+def _rayboot_pod(kube, ns, name, role_env, labels=None, volumes=(), mounts=()):
+    env = role_env + [{"name": "RAYBOOT_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                      {"name": "RAYBOOT_WAIT_TIMEOUT", "value": "3600"}] + contenders.AUTH_VARS
+    kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
+                 "spec": {"terminationGracePeriodSeconds": 0, "volumes": [contenders.AUTH_VOLUME, *volumes],
+                          "securityContext": {"fsGroup": 100},  # the token's file (0440), as for KubeRay's
+                          "containers": [{"name": "ray", "image": RAY_IMAGE, "imagePullPolicy": "IfNotPresent",
+                                          "command": ["rayboot"], "env": env, "resources": RAY_RESOURCES,
+                                          "volumeMounts": [contenders.AUTH_MOUNT, *mounts]}]}})
+
+
+WORKER_ENV = [{"name": "RAYBOOT_ROLE", "value": "worker"}, {"name": "RAYBOOT_HEAD_ADDRESS", "value": "ray-head:6379"}]
+
+
+def _rayboot(kube, ns):
+    _head_service(kube, ns)
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ray-head", "namespace": ns,
                                                                  "labels": {"bench": "head"}},
                  "spec": {"terminationGracePeriodSeconds": 0,
                           "containers": [{"name": "ray", "image": RAY_IMAGE, "imagePullPolicy": "IfNotPresent",
                                           "command": ["sleep", "infinity"], "resources": RAY_RESOURCES}]}})
-    env = [{"name": "RAYBOOT_ROLE", "value": "worker"}, {"name": "RAYBOOT_HEAD_ADDRESS", "value": "ray-head:6379"},
-           {"name": "RAYBOOT_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}] + contenders.AUTH_VARS
-    kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ray-worker", "namespace": ns},
-                 "spec": {"terminationGracePeriodSeconds": 0, "volumes": [contenders.AUTH_VOLUME],
-                          "securityContext": {"fsGroup": 100},  # the token's file (0440), as for KubeRay's
-                          "containers": [{"name": "ray", "image": RAY_IMAGE, "imagePullPolicy": "IfNotPresent",
-                                          "command": ["rayboot"], "env": env, "resources": RAY_RESOURCES,
-                                          "volumeMounts": [contenders.AUTH_MOUNT]}]}})
-    return "ray-worker", "ray"
+    _rayboot_pod(kube, ns, "ray-worker", WORKER_ENV)
+    return [("rayboot", "ray-worker", "ray"), ("floor", "ray-head", "ray")]
 
 
-SETUPS = {"kuberay": _kuberay, "rayboot": _rayboot}
+def _rayboot_held(kube, ns):
+    _head_service(kube, ns)
+    kube.create(configmap(ns, "stand-in-ray", {"ray": STAND_IN_RAY}))
+    _rayboot_pod(kube, ns, "ray-head",
+                 [{"name": "RAYBOOT_ROLE", "value": "head"}, {"name": "RAYBOOT_WORKERS_EXPECTED", "value": "1"},
+                  {"name": "RAYBOOT_RAY", "value": "/stand-in/ray"}], labels={"bench": "head"},
+                 volumes=[{"name": "stand-in", "configMap": {"name": "stand-in-ray", "defaultMode": 0o555}}],
+                 mounts=[{"name": "stand-in", "mountPath": "/stand-in", "readOnly": True}])
+    _rayboot_pod(kube, ns, "ray-worker", WORKER_ENV)
+    return [("rayboot_held", "ray-worker", "ray")]
+
+
+SETUPS = {"kuberay": _kuberay, "rayboot": _rayboot, "rayboot_held": _rayboot_held}
+MEASURED = ("kuberay", "rayboot", "rayboot_held", "floor")
 
 
 def _measure(kube, ns, pod, waiter, out):
@@ -134,7 +166,7 @@ def _measure(kube, ns, pod, waiter, out):
 def run(node, quick, rounds=None):
     rounds = rounds or (2 if quick else 5)
     kube = node.kube
-    got = {n: [] for n in SETUPS}
+    got = {n: [] for n in MEASURED}
     for i in range(rounds):
         spaces, threads, outs = {}, [], {}
         try:
@@ -142,19 +174,19 @@ def run(node, quick, rounds=None):
                 ns = spaces[name] = Namespace(kube, f"wait-{name}")
                 create_auth_secret(kube, ns.name)
                 kube.create(configmap(ns.name, "user-job", {"job.py": "pass\n"}))
-                pod, waiter = setup(kube, ns.name)
-                outs[name] = {}
-                t = threading.Thread(target=_guard, args=(_measure, kube, ns.name, pod, waiter, outs[name]))
-                threads.append(t)
-                t.start()
+                for key, pod, waiter in setup(kube, ns.name):
+                    outs[key] = {}
+                    t = threading.Thread(target=_guard, args=(_measure, kube, ns.name, pod, waiter, outs[key]))
+                    threads.append(t)
+                    t.start()
             for t in threads:
                 t.join()
-            for name in SETUPS:
-                if "error" in outs[name]:
-                    raise MeasurementError(f"waiting, {name}: {outs[name]['error']}")
-                got[name].append(outs[name])
-                log(f"   waiting round {i + 1}/{rounds} {name}: CPU {outs[name]['cpu_ms']:.1f} ms, "
-                    f"peak {outs[name]['peak_kb']} kB ({outs[name]['last_line']})")
+            for key in MEASURED:
+                if "error" in outs[key]:
+                    raise MeasurementError(f"waiting, {key}: {outs[key]['error']}")
+                got[key].append(outs[key])
+                log(f"   waiting round {i + 1}/{rounds} {key}: CPU {outs[key]['cpu_ms']:.1f} ms, "
+                    f"peak {outs[key]['peak_kb']} kB ({outs[key]['last_line']})")
         finally:
             for ns in spaces.values():
                 ns.close()
@@ -162,9 +194,16 @@ def run(node, quick, rounds=None):
     for name, rs in got.items():
         out[name] = {"cpu_ms": stats([r["cpu_ms"] for r in rs]), "peak_kb": stats([r["peak_kb"] for r in rs]),
                      "rounds": rs}
-    k, r = out["kuberay"], out["rayboot"]
-    out["ratio_cpu"] = round(k["cpu_ms"]["median"] / r["cpu_ms"]["median"], 1)
-    out["ratio_memory"] = round(k["peak_kb"]["median"] / r["peak_kb"]["median"], 1)
+    k, floor = out["kuberay"], out["floor"]
+    for name, suffix in (("rayboot", ""), ("rayboot_held", "_held")):
+        r = out[name]
+        for metric, key in (("cpu", "cpu_ms"), ("memory", "peak_kb")):
+            out[f"ratio_{metric}{suffix}"] = round(k[key]["median"] / r[key]["median"], 1)
+            # What the waiter adds to what the runtime charges any container (runc's start-up):
+            # none (None) when it is within the floor's own round-to-round spread.
+            own = r[key]["median"] - floor[key]["median"]
+            out[f"ratio_{metric}_above_floor{suffix}"] = (
+                round((k[key]["median"] - floor[key]["median"]) / own, 1) if own > 0 else None)
     return {"waiting": out}
 
 
