@@ -426,9 +426,10 @@ PLAN_SRC := lib/plan/plan.c lib/plan/plandata.c lib/plan/podview.c lib/plan/dete
             lib/plan/raystart.c lib/base/strv.c lib/plan/pluginargs.c lib/base/flags.c lib/net/address.c \
             lib/net/dnsname.c lib/base/errbuf.c lib/plan/plan_platform.c lib/plan/lws.c lib/plan/jobset.c \
             lib/plan/podlabels.c lib/base/count.c lib/base/number.c lib/base/lines.c lib/plan/nofile.c \
-            lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c lib/base/text.c
+            lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c lib/base/text.c \
+            lib/base/dotversion.c
 GCS_SRC  := lib/ray/gcs.c lib/net/protobuf.c lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c \
-            lib/base/deadline.c lib/base/errbuf.c lib/base/number.c
+            lib/base/deadline.c lib/base/errbuf.c lib/base/number.c lib/base/dotversion.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
 FUZZ_SRC_jobsapi    := init/jobsapi.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
 FUZZ_SRC_flags      := init/cli.c lib/base/log.c $(PLAN_SRC)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dotversion.h"
 #include "env.h"
 #include "labelsyntax.h"
 #include "raystart.h"
@@ -144,7 +145,7 @@ int raylabels_plan(const char *const *envp, const char *root, const char *ray, s
                           "(give yours in " RAYLABELS_ENV " to have both)",
                           err);
     rayversion_read(root, envp, ray, v);
-    gate = v->version[0] ? rayversion_at_least(v->version, RAYLABELS_MIN_MAJOR, RAYLABELS_MIN_MINOR) : -1;
+    gate = v->version[0] ? dotversion_at_least(v->version, RAYLABELS_MIN_MAJOR, RAYLABELS_MIN_MINOR) : -1;
     if (gate == 1)
         return add_flag(p, err);
     if (!v->version[0])

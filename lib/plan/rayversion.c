@@ -13,7 +13,6 @@
 
 #include "env.h"
 #include "fsroot.h"
-#include "number.h"
 #include "text.h"
 
 /* Ray's METADATA is ~24 KiB (its long description); the Version: line is in the first lines. */
@@ -231,24 +230,4 @@ void rayversion_read(const char *root, const char *const *envp, const char *ray,
     else
         snprintf(out->from, sizeof(out->from), "%s", meta);
     free(text);
-}
-
-/* The leading digits of text (at most 9) as a number, *end past them; -1 when there are none. */
-static long leading_number(const char *text, const char **end)
-{
-    size_t len = strspn(text, "0123456789");
-    long n;
-    *end = text + len;
-    return len > 0 && number_parse(text, len, 0, 999999999, &n) == 0 ? n : -1;
-}
-
-int rayversion_at_least(const char *version, unsigned long major, unsigned long minor)
-{
-    const char *end;
-    long got_major = leading_number(version, &end), got_minor;
-    if (got_major < 0 || *end != '.' || (got_minor = leading_number(end + 1, &end)) < 0)
-        return -1;
-    return (unsigned long)got_major > major || ((unsigned long)got_major == major && (unsigned long)got_minor >= minor)
-               ? 1
-               : 0;
 }

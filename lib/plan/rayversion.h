@@ -26,8 +26,4 @@ void rayversion_read(const char *root, const char *const *envp, const char *ray,
  * symlinks followed, into out (a path in the pod, without root). -1 when there is none. */
 int rayversion_locate(const char *root, const char *const *envp, const char *ray, char *out, size_t cap);
 
-/* 1 when version is major.minor or later, 0 when earlier, -1 when it does not start with
- * NUMBER.NUMBER. */
-int rayversion_at_least(const char *version, unsigned long major, unsigned long minor);
-
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "dnsname.h"
+#include "dotversion.h"
 #include "grpc_frame.h"
 #include "protobuf.h"
 
@@ -114,14 +115,10 @@ int gcs_health_check(struct grpc_client *c, const char *ip, int port, struct err
 
 enum gcs_nodes_form gcs_nodes_form_for(const char *ray_version)
 {
-    unsigned major = 0, minor = 0;
-    if (sscanf(ray_version, "%u.%u", &major, &minor) != 2)
+    /* A version that cannot be read is taken for a new one (wait.c says so in the log). */
+    if (dotversion_at_least(ray_version, 2, 49) != 0)
         return GCS_NODES_SELECTORS;
-    if (major > 2 || (major == 2 && minor >= 49))
-        return GCS_NODES_SELECTORS;
-    if (major == 2 && minor >= 36)
-        return GCS_NODES_FILTERS;
-    return GCS_NODES_UNFILTERED;
+    return dotversion_at_least(ray_version, 2, 36) == 1 ? GCS_NODES_FILTERS : GCS_NODES_UNFILTERED;
 }
 
 size_t gcs_encode_nodes_request(enum gcs_nodes_form form, const char *node_name, int state, uint8_t *buf, size_t cap)
