@@ -118,12 +118,14 @@ def one_round(node, name):
         ip, pod = worker["status"]["podIP"], worker["metadata"]["name"]
         kube.wait(f"{name}: the worker ALIVE in the GCS", lambda: _alive(kube, ns.name, ip), 240, interval=0.25)
         tail = LogTail(kube, ns.name, pod, container)
+        side_tail = LogTail(kube, ns.name, pod, "rayboot-sidecar") if name == "kuberay+sidecar" else None
         time.sleep(0.5)
         t0, t0_real = time.monotonic_ns(), time.time_ns()
         kube.evict(ns.name, pod)
         last = kube.follow_pod_until_gone(ns.name, pod, 120)
         gone = interval(t0, time.monotonic_ns(), "eviction -> pod gone")
         log_after = _after(tail.stop(), t0_real)
+        sidecar_after = _after(side_tail.stop(), t0_real) if side_tail else []
 
         def dead():
             r = _record_of(kube, ns.name, ip)
@@ -142,7 +144,8 @@ def one_round(node, name):
         return {"gone_s": gone, "phase": last["status"].get("phase"), "exit_code": term.get("exitCode"),
                 "container_reason": term.get("reason"), "message": (term.get("message") or "")[-200:],
                 "gcs_state": rec[1] if rec else None, "death_reason": reason,
-                "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:], "log_after": log_after[-12:]}
+                "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:], "log_after": log_after[-12:],
+                "sidecar_log_after": sidecar_after[-12:]}
     finally:
         ns.close(owners)
 

@@ -5,7 +5,7 @@ pod's CLOCK_MONOTONIC and CLOCK_REALTIME are the machine's: containers have no t
 
 Usage: gcs_poll.py HOST:PORT
 Lines: `MONO_NS REAL_NS serving NOT_BEFORE_MONO_NS` (the reply's arrival, and the send of the
-last look that failed: the GCS began to serve between the two) when a GCS first answers, then `MONO_NS REAL_NS node IP STATE ROLE NODE_ID DEATH_REASON`, then
+last look that was turned away: the GCS began to serve between the two) when a GCS first answers, then `MONO_NS REAL_NS node IP STATE ROLE NODE_ID DEATH_REASON`, then
 `MONO_NS REAL_NS lost` when a GCS that answered stops answering (the next one is recorded too,
 its whole node table again).
 A failed look looks the name up again (getaddrinfo, the pod's resolv.conf) and dials the address
@@ -31,15 +31,24 @@ OPTIONS = [("grpc.use_local_subchannel_pool", 1), ("grpc.initial_reconnect_backo
 
 
 def dial():
-    """A channel to the address the name has now (a channel to nowhere while it has none)."""
+    """A channel to the address the name has now (a channel to nowhere while it has none), and
+    whether the name had one."""
     try:
-        ip = socket.getaddrinfo(HOST, int(PORT), socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+        ip, resolved = socket.getaddrinfo(HOST, int(PORT), socket.AF_INET, socket.SOCK_STREAM)[0][4][0], True
     except OSError:
-        ip = "127.0.0.1"  # nothing listens on this port in this pod: the look fails at once
+        ip, resolved = "127.0.0.1", False  # nothing listens on this port in this pod: the look fails at once
     channel = grpc.insecure_channel(f"{ip}:{PORT}", options=OPTIONS)
     return channel, channel.unary_unary("/ray.rpc.NodeInfoGcsService/GetAllNodeInfo",
                                         request_serializer=gcs_service_pb2.GetAllNodeInfoRequest.SerializeToString,
-                                        response_deserializer=gcs_service_pb2.GetAllNodeInfoReply.FromString)
+                                        response_deserializer=gcs_service_pb2.GetAllNodeInfoReply.FromString), resolved
+
+
+def proves_not_serving(error, resolved, sent):
+    """A failed look says the GCS did not serve when it was sent only if it reached the address and
+    was turned away at once (UNAVAILABLE: refused, reset). A name that did not resolve (a DNS answer
+    that lags, or a negative one cached) or a call that ran out of time (this pod starved of CPU
+    while five Rays start on two cores, the GCS perhaps serving) says nothing."""
+    return resolved and error.code() == grpc.StatusCode.UNAVAILABLE and time.monotonic_ns() - sent < 500_000_000
 
 
 def stamp():
@@ -47,21 +56,22 @@ def stamp():
 
 
 def main():
-    channel, call = dial()
+    channel, call, resolved = dial()
     seen, answering, not_before = {}, False, time.monotonic_ns()
     print(f"{stamp()} start {ADDRESS}", flush=True)
     while True:
         sent = time.monotonic_ns()
         try:
             reply = call(gcs_service_pb2.GetAllNodeInfoRequest(), timeout=1, metadata=TOKEN)
-        except grpc.RpcError:
+        except grpc.RpcError as e:
             if answering:
                 print(f"{stamp()} lost", flush=True)
                 answering = False
                 seen.clear()  # the next GCS's table in full: a fault tolerant one lists the same nodes
-            not_before = sent
+            if proves_not_serving(e, resolved, sent):
+                not_before = sent
             channel.close()
-            channel, call = dial()
+            channel, call, resolved = dial()
             time.sleep(POLL_S)
             continue
         now = stamp()  # the reply's arrival: the GCS served at or before it
