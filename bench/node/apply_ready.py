@@ -7,14 +7,17 @@ seen by a watch), the pods (-> every pod seen Running), the head's GCS first ans
 recorder, the head's own node ALIVE, and the last worker ALIVE. For rayboot's pods, from the
 runtime's stamps on each log line: the head's `ray start` exec -> GCS serving (Ray's own), each
 worker's `ray start` exec -> its node ALIVE (Ray's own), and rayboot's own part: the head's first
-line -> its exec, and a worker's exec after the later of its first line and the GCS serving.
+line -> its exec, and a worker's line saying the GCS serves -> its exec (and, apart, how soon it
+knew: the recorder's first answer -> that line, negative when the worker knew first).
 
-The GCS's serving instant is a window: after the send of the recorder's last failed look and at
-or before the reply to its first answered one (gcs_poll.py: 50 ms apart plus the look). Intervals
-that end at it count to the window's end (Ray's head start to SERVING is never flattered);
-intervals that begin at it count from the window's start (a worker woken by rayboot's rendezvous
-may exec before the recorder's look arrives, and its overhead is never flattered either). A
-worker's exec or any node ALIVE before the window's start cannot be true: the run fails."""
+The GCS's serving instant is a window: after the send of the recorder's last look that was turned
+away at the address and at or before the reply to its first answered one (gcs_poll.py: 50 ms
+apart plus the look). Intervals that end at it count to the window's end (Ray's head start to
+SERVING is never flattered). A node ALIVE before the window's start cannot be true: the run
+fails. (A worker's exec is not held to the window: in a 5-round run one exec'd 1.8 s, and after
+the recorder stopped counting DNS failures and timeouts as proof, another 125 ms, before the
+window's start; a look turned away while the head's own Health/Check already answered, cause
+not found.)"""
 import time
 
 import contenders
@@ -36,6 +39,7 @@ from nodecommon import (
 NAMES = ("kuberay", "indexed", "vcjob")
 READY_TIMEOUT_S = 300
 STARTED_RAY = "started ray (pid"  # rayboot's line right after it spawned `ray start`
+KNEW_SERVING = "is SERVING at"  # a worker's rayboot: the instant it knew the GCS serves
 
 
 def _gcs_timeline(events):
@@ -56,8 +60,12 @@ def _gcs_timeline(events):
 
 
 def _rayboot_parts(kube, ns, pods, watch, serving_mono, mono_of_real):
-    """Ray's own and rayboot's own intervals from the Ray containers' stamped logs."""
-    head_ray, worker_ray_starts, overhead = None, {}, []
+    """Ray's own and rayboot's own intervals from the Ray containers' stamped logs. A worker's own
+    share runs from its line saying the GCS serves to its exec of `ray start` (one stream, one
+    clock); how soon it knew is counted from the recorder's first answer (SERVING_MONO), which
+    bounds nothing about the worker: a worker woken by the head's rendezvous can know first, and
+    that figure may be negative."""
+    head_ray, worker_ray_starts, overhead, knew = None, {}, [], []
     for name in pods:
         pod = watch.last[name]
         lines = stamped_log(kube, ns, name, "ray")
@@ -71,9 +79,11 @@ def _rayboot_parts(kube, ns, pods, watch, serving_mono, mono_of_real):
             overhead.append(("head", interval(first, exec_[0], f"{name}: first line -> exec of ray start")))
         else:
             worker_ray_starts[pod["status"]["podIP"]] = exec_[0]
-            overhead.append(("worker", interval(max(first, serving_mono), exec_[0],
-                                                f"{name}: GCS serving or first line -> exec of ray start")))
-    return head_ray, worker_ray_starts, overhead
+            known = [mono_of_real(t) for t, text in lines if KNEW_SERVING in text]
+            require(known, f"{name}: no '{KNEW_SERVING}' line in its log")
+            overhead.append(("worker", interval(known[0], exec_[0], f"{name}: knew the GCS serves -> exec of ray start")))
+            knew.append((known[0] - serving_mono) / 1e9)
+    return head_ray, worker_ray_starts, overhead, knew
 
 
 def _kuberay_parts(kube, ns, pods, watch, serving, mono_of_real):
@@ -138,7 +148,8 @@ def one_round(node, name):
         if name == "kuberay":
             r.update(_kuberay_parts(kube, ns.name, pods, watch, serving_nb, mono_of_real))
         else:
-            head_exec, worker_execs, overhead = _rayboot_parts(kube, ns.name, pods, watch, serving_nb, mono_of_real)
+            head_exec, worker_execs, overhead, knew = _rayboot_parts(kube, ns.name, pods, watch, serving, mono_of_real)
+            r["rayboot_worker_knew_s"] = knew
             r["head_ray_start_to_serving_s"] = interval(head_exec, serving, "head's ray start -> GCS serving")
             alive_by_ip = _worker_alive_by_ip(recorder_events(kube, ns.name))
             r["worker_ray_start_to_alive_s"] = [interval(worker_execs[ip], alive_by_ip[ip], f"worker {ip}: ray start -> ALIVE")

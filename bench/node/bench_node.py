@@ -94,7 +94,8 @@ def table(results):
                           ("head_ray_start_to_serving_s", "head ray start -> GCS serving (Ray)"),
                           ("worker_ray_start_to_alive_s", "worker ray start -> ALIVE (Ray)"),
                           ("rayboot_head_s", "rayboot, head: first line -> ray start"),
-                          ("rayboot_worker_s", "rayboot, worker: serving -> ray start")):
+                          ("rayboot_worker_s", "rayboot, worker: knew serving -> ray start"),
+                          ("rayboot_worker_knew_s", "rayboot, worker: recorder's answer -> knew")):
             if key in r:
                 rows.append((f"{name}: {what}", _fmt(r[key])))
         if "ratio_to_kuberay" in r:

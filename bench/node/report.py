@@ -26,7 +26,8 @@ def apply_table(a):
             ("Ray: head `ray start` -> GCS serving", "head_ray_start_to_serving_s"),
             ("Ray: a worker's `ray start` -> ALIVE (each worker)", "worker_ray_start_to_alive_s"),
             ("rayboot, head: first log line -> `ray start`", "rayboot_head_s"),
-            ("rayboot, worker: GCS serving (window start) -> `ray start`", "rayboot_worker_s"),
+            ("rayboot, worker: its line \"is SERVING\" -> `ray start`", "rayboot_worker_s"),
+            ("rayboot, worker: the recorder's first answer -> its line \"is SERVING\"", "rayboot_worker_knew_s"),
             ("KubeRay worker: GCS serving -> wait-gcs-ready's \"GCS is ready\"", "kuberay_init_sees_gcs_s"),
             ("KubeRay worker: \"GCS is ready\" -> ALIVE", "kuberay_init_done_to_alive_s"),
             ("the GCS's serving window (recorder)", "serving_window_s")]
