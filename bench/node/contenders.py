@@ -94,6 +94,15 @@ REDIS_ADDRESS = "ray-redis:6379"  # k8s/redis/redis.yaml's Service
 # name -> (the objects in creation order, the GCS address from inside the namespace, the owner's
 # API path for teardown, the pods' label selector)
 def contender(name, namespace):
+    docs, address, owners, selector = _contender(name, namespace)
+    if name.endswith("_ft"):
+        # Redis's Deployment goes with the cluster, before the pods: else its ReplicaSet makes a new
+        # Redis pod for each one the teardown deletes while the namespace goes.
+        owners = owners + [f"/apis/apps/v1/namespaces/{namespace}/deployments/ray-redis"]
+    return docs, address, owners, selector
+
+
+def _contender(name, namespace):
     if name in ("kuberay", "kuberay_ft"):
         rc = kuberay_cluster(namespace)
         if name == "kuberay_ft":

@@ -194,17 +194,25 @@ def run(node, quick, rounds=None):
     for name, rs in got.items():
         out[name] = {"cpu_ms": stats([r["cpu_ms"] for r in rs]), "peak_kb": stats([r["peak_kb"] for r in rs]),
                      "rounds": rs}
+    ratios(out)
+    return {"waiting": out}
+
+
+def ratios(out):
+    """KubeRay's median over each rayboot waiter's, as measured and above the `sleep` container's
+    (what the waiter adds to what the runtime charges any container: runc's start-up). Above the
+    floor is None where the waiter's excess is within the floor's own round-to-round spread: a
+    ratio of noise is no figure."""
     k, floor = out["kuberay"], out["floor"]
     for name, suffix in (("rayboot", ""), ("rayboot_held", "_held")):
         r = out[name]
         for metric, key in (("cpu", "cpu_ms"), ("memory", "peak_kb")):
             out[f"ratio_{metric}{suffix}"] = round(k[key]["median"] / r[key]["median"], 1)
-            # What the waiter adds to what the runtime charges any container (runc's start-up):
-            # none (None) when it is within the floor's own round-to-round spread.
+            per_round = [x[key] for x in floor["rounds"]]
             own = r[key]["median"] - floor[key]["median"]
             out[f"ratio_{metric}_above_floor{suffix}"] = (
-                round((k[key]["median"] - floor[key]["median"]) / own, 1) if own > 0 else None)
-    return {"waiting": out}
+                round((k[key]["median"] - floor[key]["median"]) / own, 1)
+                if own > max(per_round) - min(per_round) else None)
 
 
 def _guard(fn, *args):

@@ -608,7 +608,9 @@ def up(tie_to_caller=False):
     say(f"images loaded ({time.monotonic() - t0:.1f} s)")
     spawn(pid, "kubelet", [
         "kubelet", f"--config={CONF / 'kubelet.json'}", f"--kubeconfig={CONF / 'kubelet-client.kubeconfig'}",
-        f"--root-dir={KUBELET_ROOT}", f"--hostname-override={NODE_NAME}", f"--node-ip={NODE_IP}"])
+        f"--root-dir={KUBELET_ROOT}", f"--hostname-override={NODE_NAME}", f"--node-ip={NODE_IP}",
+        # RAYBOOT_NODE_KUBELET_V=3: the kubelet logs each hook's start and end, for a look by hand.
+        f"--v={os.environ.get('RAYBOOT_NODE_KUBELET_V', '0')}"])
     start_kube_proxy(pid)
 
     def node_ready():
