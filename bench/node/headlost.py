@@ -41,8 +41,8 @@ TIMEOUT_S = 300
 
 def _whole(events, old_ids, t0, ft=False):
     """(whole instant, serving instant, head ALIVE instant) once every worker is ALIVE among nodes
-    not in OLD_IDS (FT: among the old workers, as the new GCS lists them), after T0; else None. The serving instant is the last first-answer before the
-    whole instant (the GCS that holds the new nodes; a look that failed under load and answered
+    not in OLD_IDS (FT: among the old workers, as the new GCS lists them), after T0; else None.
+    The serving instant is the last first-answer before the whole instant (the GCS that holds the new nodes; a look that failed under load and answered
     again is not the new head)."""
     serving, head, workers = [], None, {}
     for mono, _real, kind, f in events:
@@ -117,7 +117,7 @@ def one_round(node, name):
     kuberay = name.startswith("kuberay")
     ns = Namespace(kube, "hl-" + name)
     docs, address, owners, selector = contenders.contender(name, ns.name)
-    controller = None
+    controller = watch = None
     try:
         controller = contenders.set_up(kube, ns.name, name, docs, address, BUSY_JOB)
         for d in docs:
@@ -141,8 +141,7 @@ def one_round(node, name):
         got = kube.wait(f"{name}: every worker ALIVE in a new GCS",
                         lambda: _whole(recorder_events(kube, ns.name), old_ids, t0, ft), TIMEOUT_S, interval=0.5)
         whole, serving, new_head = got
-        watch.done.set()
-        watch.join()
+        _stop(watch)
         steps = {f"{k}_s": interval(t0, v, f"head lost -> {k}") for k, v in watch.seen.items()}
         if controller and controller.errors:
             raise MeasurementError(f"the Volcano stand-in failed: {controller.errors}")
@@ -162,11 +161,18 @@ def one_round(node, name):
                 "serving_to_whole_s": interval(serving, whole, "new GCS serving -> whole"),
                 "worker_container_restarts": restarted, "job_ran_again": ran_again, **steps}
     finally:
+        _stop(watch)  # a round that failed half-way leaves no poller behind
         if controller:
             controller.stop()
         if kuberay and ft:
             _without_redis_cleanup(kube, owners[0])
         ns.close(owners)
+
+
+def _stop(watch):
+    if watch:
+        watch.done.set()
+        watch.join()
 
 
 def _without_redis_cleanup(kube, path):

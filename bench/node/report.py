@@ -43,7 +43,14 @@ WAITERS = (("kuberay", "KubeRay `wait-gcs-ready`"), ("rayboot", "rayboot, nothin
            ("rayboot_held", "rayboot, the head's rayboot up, no GCS"), ("floor", "a container running `sleep`"))
 
 
-def _ratio(r):
+def _ratio_cell(w, waiter, metric):
+    """One cell of a ratio row: waiting.run's ratio_METRIC (rayboot) or ratio_METRIC_held."""
+    if waiter == "kuberay":
+        return "1"
+    suffix = {"rayboot": "", "rayboot_held": "_held"}.get(waiter)
+    if suffix is None:
+        return "-"
+    r = w.get(f"ratio_{metric}{suffix}", "-")
     return "within the floor's spread" if r is None else r if r == "-" else f"{r}x"
 
 
@@ -53,13 +60,10 @@ def waiting_table(w):
     for what, key, unit in (("CPU in 60 s (cpuacct.usage, every container)", "cpu_ms", "ms"),
                             ("peak memory (memory.max_usage_in_bytes)", "peak_kb", "kB")):
         out.append(f"| {what} | " + " | ".join(f(w[k][key], unit) for k, _t in have) + " |")
-    suffix = {"rayboot": "", "rayboot_held": "_held"}  # waiting.run's ratio_cpu, ratio_cpu_held, ...
     for what, metric in (("CPU, KubeRay's / this", "cpu"), ("memory, KubeRay's / this", "memory"),
                          ("CPU above the `sleep` container's, KubeRay's / this", "cpu_above_floor"),
                          ("memory above the `sleep` container's, KubeRay's / this", "memory_above_floor")):
-        cells = ["1" if k == "kuberay" else _ratio(w.get(f"ratio_{metric}{suffix[k]}", "-")) if k in suffix else "-"
-                 for k, _t in have]
-        out.append(f"| {what} | " + " | ".join(cells) + " |")
+        out.append(f"| {what} | " + " | ".join(_ratio_cell(w, k, metric) for k, _t in have) + " |")
     split = []
     for k, _t in have:
         last = w[k]["rounds"][-1]
