@@ -242,7 +242,8 @@ enum wait_result pod_wait_gcs(struct pod *p, const char *name, long timeout_ms, 
                          head ? 0 : p->settings.rendezvous_port,
                          head ? HEAD_POLL_MIN_MS : 0,
                          head ? HEAD_POLL_MAX_MS : 0,
-                         confirm};
+                         confirm,
+                         p->cluster_name};
     return wait_for_gcs(&p->prober, &w, p->gcs_addr, err);
 }
 

@@ -38,15 +38,16 @@ struct pod {
     bool interrupt_stops;           /* SIGINT and SIGHUP stop too, as SIGTERM does (the submitter) */
     bool token_mode;                /* Ray's token authentication: the GCS refuses calls without this pod's token */
     bool rdv_keyed;                 /* rdv_key is the token's: the rendezvous' messages are tagged (rdvauth.h) */
-    struct hmac_sha256_key rdv_key; /* two hash states, not the token */
-    bool term_requested;            /* a stop signal (SIGTERM) arrived: drain and stop */
-    bool cmd_stopped;               /* SIGTERM stopped the head's command before it ended */
-    bool stopping;                  /* the end is decided; waiting for children to go */
-    bool restarting_ray;            /* a worker is leaving an old head to join a new one */
-    bool job_finished;              /* the head's command is done (head: ran it; worker: read it in the GCS) */
-    bool drained;                   /* SIGTERM's drain finished: the node left the cluster */
-    long kill_at_ms;                /* SIGKILL whatever is left at this time (0: not yet set) */
-    long ray_kill_at_ms;            /* SIGKILL ray start's group alone at this time (0: not set) */
+    struct hmac_sha256_key rdv_key; /* two hash states, not the token; bound to cluster_name */
+    char cluster_name[PLAN_CLUSTER_NAME_MAX_BYTES]; /* plan_cluster_name's: "namespace/job" or "" */
+    bool term_requested;                            /* a stop signal (SIGTERM) arrived: drain and stop */
+    bool cmd_stopped;                               /* SIGTERM stopped the head's command before it ended */
+    bool stopping;                                  /* the end is decided; waiting for children to go */
+    bool restarting_ray;                            /* a worker is leaving an old head to join a new one */
+    bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
+    bool drained;        /* SIGTERM's drain finished: the node left the cluster */
+    long kill_at_ms;     /* SIGKILL whatever is left at this time (0: not yet set) */
+    long ray_kill_at_ms; /* SIGKILL ray start's group alone at this time (0: not set) */
     int exit_code;
 
     char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */

@@ -241,6 +241,17 @@ static int load_auth(const char *const *envp, const char *root, struct rayauth *
     return 0;
 }
 
+/* The rendezvous' key: the token's, bound to the cluster's name (rdvauth.h). -1 without a token. */
+static int rdv_key(struct pod *pod, const struct rayauth *auth)
+{
+    struct hmac_sha256_key token_key;
+    if (rdvauth_key_from_header(&token_key, auth->header) < 0)
+        return -1;
+    rdvauth_key_for_cluster(&pod->rdv_key, &token_key, pod->cluster_name);
+    hmac_wipe(&token_key, sizeof(token_key));
+    return 0;
+}
+
 static int setup(struct pod *pod, const struct cli *cli, const char *const *envp, struct errbuf *err)
 {
     char hostname[DNS_NAME_MAX_BYTES + 1] = "";
@@ -272,8 +283,10 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
     if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &auth, err) < 0)
         return EXIT_CONFIG;
     pod->token_mode = auth.token_mode;
-    /* The rendezvous' key: kept as hash states, so the token itself is cleared below. */
-    pod->rdv_keyed = auth.token_mode && rdvauth_key_from_header(&pod->rdv_key, auth.header) == 0;
+    /* The rendezvous' key, bound to this cluster's name: kept as hash states, so the token itself
+     * is cleared below. */
+    plan_cluster_name(&pod->plan, pod->cluster_name);
+    pod->rdv_keyed = auth.token_mode && rdv_key(pod, &auth) == 0;
     rc = build_envs(pod, envp, &auth);
     rayauth_clear(&auth); /* the prober reads the token again before it confines itself */
     if (rc < 0) {

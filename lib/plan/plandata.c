@@ -27,6 +27,13 @@ const char *plan_role_name(enum plan_role role)
     return "?";
 }
 
+void plan_cluster_name(const struct plan *p, char out[PLAN_CLUSTER_NAME_MAX_BYTES])
+{
+    out[0] = '\0';
+    if (p->namespace_[0] && p->job[0])
+        snprintf(out, PLAN_CLUSTER_NAME_MAX_BYTES, "%s/%s", p->namespace_, p->job);
+}
+
 const char *plan_source_name(enum plan_source source)
 {
     switch (source) {

@@ -108,6 +108,13 @@ struct plan {
 void plan_init(struct plan *p);
 void plan_free(struct plan *p);
 
+/* The cluster's name: "namespace/job" (both read in the pod, the same on the head and every worker:
+ * the Volcano job, the Indexed Job, the LWS group, the JobSet), or "" when either is unknown (a
+ * pod that only RAYBOOT_ROLE and RAYBOOT_HEAD_ADDRESS describe). The rendezvous' key is bound to it
+ * (lib/ray/rdvauth.h). */
+#define PLAN_CLUSTER_NAME_MAX_BYTES (2 * DNS_LABEL_MAX_BYTES + 2)
+void plan_cluster_name(const struct plan *p, char out[PLAN_CLUSTER_NAME_MAX_BYTES]);
+
 /* Adds a warning to the plan. 0, or -1 with "out of memory". */
 int plan_warn(struct plan *p, struct errbuf *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

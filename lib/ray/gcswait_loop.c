@@ -117,7 +117,7 @@ static int rdv_event(struct rdv_conn *c, struct errbuf *err)
     default:
         errbuf_set(err, "%s",
                    c->key ? "it sent something other than rayboot's rendezvous message with the head's tag "
-                            "(not the head, or not its token)"
+                            "(not the head, not its token, or the head of another cluster)"
                           : "it sent something other than rayboot's rendezvous message");
         return GCSWAIT_RDV_LOST;
     }

@@ -303,9 +303,14 @@ void prober_child_main(int fd, const char *root)
         if (req.op == PROBE_WAIT_GCS) {
             /* The wait answers with its news; a request that ends it is served next. */
             struct wait_ctx ctx = {&dns, &grpc};
-            struct gcswait_io io = {&ctx, wait_resolve, wait_tcp, wait_health, fd, have_rdv_key ? &rdv_key : NULL};
+            struct hmac_sha256_key cluster_key; /* the token's, bound to the cluster the wait names */
+            struct gcswait_io io = {&ctx, wait_resolve, wait_tcp, wait_health, fd, have_rdv_key ? &cluster_key : NULL};
             struct prober_request next;
-            int rc = gcswait_run(&req, &io, &next);
+            int rc;
+            if (have_rdv_key)
+                rdvauth_key_for_cluster(&cluster_key, &rdv_key, req.text);
+            rc = gcswait_run(&req, &io, &next);
+            hmac_wipe(&cluster_key, sizeof(cluster_key));
             if (rc < 0)
                 break;
             if (rc == 0)

@@ -71,7 +71,7 @@ struct prober_request {
     char addr[DNS_ADDR_MAX_BYTES];     /* the others */
     long long deadline_unix_ms;        /* PROBE_DRAIN */
     long budget_ms;                    /* > 0: no lookup, connect or call runs longer (deadline.h) */
-    char text[256];                    /* PROBE_DRAIN reason, PROBE_KV_PUT value */
+    char text[256];                    /* PROBE_DRAIN reason, PROBE_KV_PUT value, PROBE_WAIT_GCS cluster name */
     struct prober_wait_request wait;   /* PROBE_WAIT_GCS */
 };
 

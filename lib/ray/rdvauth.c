@@ -1,6 +1,6 @@
-/* The rendezvous' keyed messages: the hello, the head's tagged answers, and their bounded parsers.
- * The tag is HMAC-SHA256(token, "RAYBOOT-RDV/2\n" nonce WORD "\n" cluster-id), compared in
- * constant time. */
+/* The rendezvous' keyed messages: the cluster's key, the hello, the head's tagged answers, and their
+ * bounded parsers. The key is HMAC-SHA256(token, "RAYBOOT-RDV/2 cluster\n" name), the tag
+ * HMAC-SHA256(key, "RAYBOOT-RDV/2\n" nonce WORD "\n" cluster-id), compared in constant time. */
 #include "rdvauth.h"
 
 #include <stdio.h>
@@ -8,6 +8,7 @@
 
 #define BEARER "authorization: Bearer "
 #define TAG_CONTEXT "RAYBOOT-RDV/2\n"
+#define CLUSTER_CONTEXT "RAYBOOT-RDV/2 cluster\n"
 
 int rdvauth_key_from_header(struct hmac_sha256_key *k, const char *header)
 {
@@ -16,6 +17,16 @@ int rdvauth_key_from_header(struct hmac_sha256_key *k, const char *header)
         return -1;
     hmac_sha256_key(k, header + n, strlen(header + n));
     return 0;
+}
+
+void rdvauth_key_for_cluster(struct hmac_sha256_key *out, const struct hmac_sha256_key *token_key, const char *name)
+{
+    uint8_t derived[SHA256_BYTES];
+    const void *pieces[2] = {CLUSTER_CONTEXT, name};
+    size_t lens[2] = {strlen(CLUSTER_CONTEXT), strnlen(name, RDVAUTH_CLUSTER_NAME_MAX_BYTES)};
+    hmac_sha256(token_key, pieces, lens, 2, derived);
+    hmac_sha256_key(out, derived, sizeof(derived));
+    hmac_wipe(derived, sizeof(derived));
 }
 
 static void to_hex(const uint8_t *d, size_t n, char *out)

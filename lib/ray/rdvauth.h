@@ -1,8 +1,10 @@
 /* The rendezvous' keyed messages (version 2, issue 28): with Ray's token, a worker says a fresh
  * random nonce when it connects, and the head answers SERVING and FINISHED each with an
- * HMAC-SHA256, keyed by the token, over that nonce, the message and (FINISHED) the cluster's id:
- * a process that holds the head's port without the token cannot make a worker act, and a message
- * seen once cannot be replayed to another connection. Without a token the messages are version
+ * HMAC-SHA256 over that nonce, the message and (FINISHED) the cluster's id, keyed by the token and
+ * the cluster's name (issue 40: both sides know it from their pods before the head answers): a
+ * process that holds the head's port without the token cannot make a worker act, the head of
+ * another cluster that shares the token cannot either, and a message seen once cannot be replayed
+ * to another connection. Without a token the messages are version
  * 1's (rdvmsg.h) and a worker confirms them through the GCS. Pure, shared by the head's child
  * (init/rendezvous.c), the prober (gcswait_loop.c) and the worker's watch (init/rdvwatch.c). */
 #ifndef RAYBOOT_RDVAUTH_H
@@ -27,9 +29,17 @@
 /* The cluster's id as rayboot notes it (hex of the GCS's id; pod.h's cluster_id). */
 #define RDVAUTH_CLUSTER_ID_MAX_BYTES 256
 
-/* The key from Ray's header as rayauth.h makes it ("authorization: Bearer TOKEN"): -1 when it is
- * not one (no token: the rendezvous is unkeyed). */
+/* The cluster's name as the plan gives it (plan_cluster_name: "namespace/job"); longer is cut. */
+#define RDVAUTH_CLUSTER_NAME_MAX_BYTES 256
+
+/* The token's key from Ray's header as rayauth.h makes it ("authorization: Bearer TOKEN"): -1
+ * when it is not one (no token: the rendezvous is unkeyed). */
 int rdvauth_key_from_header(struct hmac_sha256_key *k, const char *header);
+
+/* The key the messages are tagged with: the token's key bound to the cluster's name (out may not
+ * be token_key). A head tags, and a worker checks, with the key of the name its own pod gives it,
+ * so the head of another cluster holding the same token (one Secret per namespace) cannot vouch. */
+void rdvauth_key_for_cluster(struct hmac_sha256_key *out, const struct hmac_sha256_key *token_key, const char *name);
 
 /* The hello for nonce: RDVAUTH_HELLO_BYTES in out. */
 void rdvauth_hello(const uint8_t nonce[RDVAUTH_NONCE_BYTES], char out[RDVAUTH_HELLO_BYTES]);

@@ -152,6 +152,7 @@ enum wait_result wait_for_gcs(struct prober *p, const struct wait_gcs *w, char a
     req.wait.poll_min_ms = w->poll_min_ms;
     req.wait.poll_max_ms = w->poll_max_ms;
     req.wait.confirm = w->confirm ? 1 : 0;
+    snprintf(req.text, sizeof(req.text), "%s", w->cluster_name ? w->cluster_name : "");
     /* No randomness, no rendezvous: a nonce that can be guessed would let an answer be replayed. */
     if (req.wait.rendezvous_port > 0 &&
         getrandom(req.wait.nonce, sizeof(req.wait.nonce), 0) != (ssize_t)sizeof(req.wait.nonce))

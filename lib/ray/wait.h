@@ -37,6 +37,7 @@ struct wait_gcs {
     int rendezvous_port;          /* the head rayboot's rendezvous (init/rendezvous.h); 0: none */
     int poll_min_ms, poll_max_ms; /* the GCS poll's interval (gcswait.h); 0: the default */
     bool confirm;                 /* the head's rendezvous message is confirmed by a Health/Check */
+    const char *cluster_name;     /* the rendezvous' key is bound to it (rdvauth.h); NULL: "" */
 };
 
 /* Waits until name resolves and its GCS answers Health/Check SERVING (which Ray answers without

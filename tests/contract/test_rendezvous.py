@@ -138,6 +138,53 @@ def test_a_strangers_serving_is_not_taken(run, gcs, tmp_path, token):
         rdv.close()
 
 
+def indexed_job(name: str, index: int) -> dict:
+    """A pod of the Indexed Job `name` in namespace ml: its cluster's name is "ml/<name>"."""
+    return {"HOSTNAME": f"{name}-{index}", "JOB_COMPLETION_INDEX": str(index), "RAYBOOT_POD_NAMESPACE": "ml"}
+
+
+def test_another_clusters_head_with_the_same_token_cannot_vouch(run, gcs, gcs2, tmp_path):
+    """Issue 40: a keyed SERVING was an HMAC of the token over the worker's nonce alone, so the
+    head of another cluster with the same token (one Secret per namespace) vouched for any nonce:
+    the worker of ml/ray-a whose name led to the head of ml/ray-b started Ray while its own GCS
+    said NOT_SERVING. Now the key is bound to the cluster's name, which each pod reads in its own
+    pod: the real head of ml/ray-b is no rendezvous to the worker of ml/ray-a, which polls its GCS
+    and joins when that serves. On the old code the worker started Ray at once."""
+    rdv = free_port()
+    gcs.token = gcs2.token = "shared"
+    gcs.serving = True    # ml/ray-b's head: serving
+    gcs2.serving = False  # the GCS the worker of ml/ray-a probes
+    head = run(head_env(gcs, rdv, RAY_AUTH_TOKEN="shared", **indexed_job("ray-b", 0)))
+    head.wait_for_log("is SERVING")
+    worker = run(worker_env(gcs2.port, rdv, RAY_AUTH_TOKEN="shared", **indexed_job("ray-a", 1)))
+    worker.wait_for_log("other than rayboot's rendezvous message with the head's tag")
+    time.sleep(0.5)
+    assert "started ray" not in worker.stderr, worker.stderr
+    gcs2.serving = True
+    worker.wait_for_log("started ray")
+    assert "woken by the head's rendezvous" not in worker.stderr, worker.stderr
+
+
+@pytest.mark.parametrize("name", ["ray-a", "ray-b"])
+def test_the_tag_names_the_cluster_from_the_wire_format(run, gcs, name):
+    """The key's binding to the cluster's name, checked against Python's hmac: a fake head that
+    tags for ml/ray-a wakes the worker of ml/ray-a at once, one that tags for ml/ray-b (the same
+    token) is refused and the worker waits for its GCS."""
+    rdv = FakeRendezvous(token="shared", cluster_name=f"ml/{name}")
+    gcs.token = "shared"
+    try:
+        worker = woken(run, gcs, rdv, worker_env(gcs.port, rdv.port, RAY_AUTH_TOKEN="shared",
+                                                 **indexed_job("ray-a", 1)))
+        worker.wait_for_log("started ray")
+        if name == "ray-a":
+            assert "woken by the head's rendezvous)" in worker.stderr, worker.stderr
+        else:
+            assert "other than rayboot's rendezvous message with the head's tag" in worker.stderr, worker.stderr
+            assert "woken by the head's rendezvous" not in worker.stderr, worker.stderr
+    finally:
+        rdv.close()
+
+
 def woken(run, gcs, rdv, env, args=()):
     """A worker that holds rdv while gcs does not serve, then is woken by it."""
     gcs.serving = False

@@ -1,6 +1,6 @@
 /* Unit tests for lib/ray/rdvauth.c: the hello and the tagged answers, to the byte (the tags are
  * Python's hmac module's for the same inputs), and every way an answer is refused: another nonce,
- * key or cluster, a changed digit, a prefix, anything past the bound. */
+ * key, cluster name or cluster id, a changed digit, a prefix, anything past the bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +67,29 @@ static void test_answers_to_the_byte(void **state)
     assert_memory_equal(out, finished_right, n);
 }
 
+/* Issue 40: the key is bound to the cluster's name, so the head of ml/ray-b (the same token) tags
+ * for ml/ray-a's worker what it refuses. k = hmac.new(b"right", b"RAYBOOT-RDV/2 cluster\nml/ray-a",
+ * sha256).digest(); hmac.new(k, b"RAYBOOT-RDV/2\n" + bytes(range(16)) + b"SERVING\n", sha256) */
+static void test_the_key_names_the_cluster(void **state)
+{
+    static const char serving_ray_a[] =
+        "RAYBOOT-RDV/2 SERVING 9ac5641e9acb78a8915d3859fdc202a240c8a30503e4c01dad7eb82f80ac460d\n";
+    struct hmac_sha256_key token_key, ray_a, ray_b;
+    char out[RDVAUTH_ANSWER_MAX_BYTES];
+    size_t n, used;
+    (void)state;
+    key(&token_key, "right");
+    rdvauth_key_for_cluster(&ray_a, &token_key, "ml/ray-a");
+    rdvauth_key_for_cluster(&ray_b, &token_key, "ml/ray-b");
+    n = rdvauth_answer(&ray_a, nonce, RENDEZVOUS_SERVING, "", out);
+    assert_int_equal(n, strlen(serving_ray_a));
+    assert_memory_equal(out, serving_ray_a, n);
+    assert_int_equal(rdvauth_parse(&ray_a, nonce, "", out, n, &used), RENDEZVOUS_SERVING);
+    n = rdvauth_answer(&ray_b, nonce, RENDEZVOUS_SERVING, "", out);
+    assert_int_equal(rdvauth_parse(&ray_a, nonce, "", out, n, &used), RENDEZVOUS_BAD);
+    assert_int_equal(rdvauth_parse(&token_key, nonce, "", out, n, &used), RENDEZVOUS_BAD);
+}
+
 static void test_the_right_answers_pass(void **state)
 {
     struct hmac_sha256_key k;
@@ -120,11 +143,9 @@ static void test_everything_else_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_token_no_key),
-        cmocka_unit_test(test_hello_and_its_prefixes),
-        cmocka_unit_test(test_answers_to_the_byte),
-        cmocka_unit_test(test_the_right_answers_pass),
-        cmocka_unit_test(test_everything_else_is_refused),
+        cmocka_unit_test(test_no_token_no_key),        cmocka_unit_test(test_hello_and_its_prefixes),
+        cmocka_unit_test(test_answers_to_the_byte),    cmocka_unit_test(test_the_key_names_the_cluster),
+        cmocka_unit_test(test_the_right_answers_pass), cmocka_unit_test(test_everything_else_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

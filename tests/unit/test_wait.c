@@ -136,8 +136,8 @@ static void fake_prober(int fd, int signal_fd, enum fake_end end, bool confirm)
     struct timespec pause = {0, 20 * 1000 * 1000};
     if (recv(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req) || req.op != PROBE_WAIT_GCS ||
         strcmp(req.name, "head.ns.svc") != 0 || req.port != 6379 || req.wait.rendezvous_port != 8079 ||
-        req.wait.confirm != (confirm ? 1 : 0))
-        _exit(3);
+        req.wait.confirm != (confirm ? 1 : 0) || strcmp(req.text, "ml/ray") != 0)
+        _exit(3); /* the cluster's name goes with the wait: the prober binds the rendezvous' key to it */
     news(fd, req.wait.id, GCSWAIT_RESOLVED, "10.0.0.9", "");
     for (int i = 0; i < 15; i++) {
         if (write(signal_fd, "s", 1) != 1)
@@ -172,7 +172,7 @@ static int run_against_fake(struct fake_signals *f, enum fake_end end, bool conf
                             long *took)
 {
     struct wait_stop stop = {f->fds[0], check, f};
-    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079, 0, 0, confirm};
+    struct wait_gcs w = {"head.ns.svc", 6379, 10000, &stop, 8079, 0, 0, confirm, "ml/ray"};
     struct prober p;
     struct errbuf err;
     int sv[2], status = -1;
