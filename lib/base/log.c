@@ -63,22 +63,6 @@ static void json_escape_into(char *dst, size_t *len, size_t cap, const char *src
     }
 }
 
-/* Messages quote what the environment, files and network handed us; a log line must never carry
- * raw control or non-ASCII bytes from there. Each byte outside printable ASCII becomes \xNN. */
-static void make_printable(char *msg, size_t cap)
-{
-    char out[LOG_LINE_MAX_BYTES];
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < sizeof(out); p++) {
-        if (*p >= 0x20 && *p < 0x7f)
-            out[o++] = (char)*p;
-        else
-            o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", *p);
-    }
-    out[o] = '\0';
-    snprintf(msg, cap, "%s", out);
-}
-
 size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program, const char *level,
                        const char *message)
 {
@@ -86,8 +70,9 @@ size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, co
     size_t len = 0;
     int n;
 
-    snprintf(msg, sizeof(msg), "%s", message);
-    make_printable(msg, sizeof(msg));
+    /* Messages quote what the environment, files and network handed us: a log line never carries
+     * their raw control or non-ASCII bytes. */
+    text_printable(msg, sizeof(msg), message);
     if (format == LOG_FORMAT_JSON) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

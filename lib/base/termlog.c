@@ -10,6 +10,7 @@
 
 #include "env.h"
 #include "log.h"
+#include "text.h"
 
 /* The kubelet keeps at most 4096 bytes of it. */
 #define TERMLOG_MAX_BYTES 4096
@@ -17,9 +18,10 @@
 void termlog_write(const char *const *envp, const char *fmt, ...)
 {
     const char *path = env_lookup_nonempty(envp, "RAYBOOT_TERMINATION_LOG");
-    char line[TERMLOG_MAX_BYTES];
+    char raw[TERMLOG_MAX_BYTES], line[TERMLOG_MAX_BYTES];
     va_list ap;
-    int n, fd;
+    size_t len;
+    int fd;
 
     if (!path)
         path = "/dev/termination-log";
@@ -33,14 +35,14 @@ void termlog_write(const char *const *envp, const char *fmt, ...)
         return;
     }
     va_start(ap, fmt);
-    n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    if (vsnprintf(raw, sizeof(raw), fmt, ap) < 0)
+        raw[0] = '\0';
     va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n > sizeof(line) - 2)
-        n = (int)sizeof(line) - 2;
-    line[n++] = '\n';
-    if (write(fd, line, (size_t)n) < 0) {
+    /* Escaped as the log line is: the message quotes what others wrote (the head's `finished`
+     * key, a reason read from the GCS), which must not forge lines or drive a terminal. */
+    len = text_printable(line, sizeof(line) - 1, raw);
+    line[len++] = '\n';
+    if (write(fd, line, len) < 0) {
         /* Nothing better to do: the message is a courtesy, the exit code is the contract. */
     }
     close(fd);

@@ -11,5 +11,10 @@ int text_format(char *dst, size_t cap, const char *fmt, ...) __attribute__((form
 /* The first len bytes of src (fewer if it ends sooner, or if cap is smaller) and a NUL; cap > 0.
  * Returns the bytes copied. */
 size_t text_copy(char *dst, size_t cap, const char *src, size_t len);
+/* src with each byte outside printable ASCII (a control byte: a newline, an ANSI escape; or
+ * any non-ASCII byte) written as \xNN, into dst (cut to cap - 1 bytes, never inside an escape).
+ * What the environment, files and network handed us reaches a log line or the termination message
+ * this way only, so it can neither forge a line nor drive a terminal. Returns the bytes written. */
+size_t text_printable(char *dst, size_t cap, const char *src);
 
 #endif

@@ -287,6 +287,23 @@ def test_worker_leaves_when_the_head_job_finished(run, gcs):
     assert "the head's command finished" in r.stderr
 
 
+def test_the_finished_keys_bytes_reach_the_termination_message_escaped(run, gcs, tmp_path):
+    """Issue 40: the head's GCS `finished` key (anyone with the token can write it) reached
+    /dev/termination-log raw, so an ANSI escape and a newline forged a line of kubectl describe's
+    (`rayboot: ...` of its own) while the log line was escaped. Now the message is escaped as the
+    log is: one line, control bytes as \\xNN. On the old code the file held the raw bytes."""
+    log = tmp_path / "termination-log"
+    log.write_text("")
+    r = run(worker_env(gcs.port, RAYBOOT_TERMINATION_LOG=str(log)))
+    r.wait_for_log("started ray")
+    gcs.kv[(b"rayboot", b"finished")] = b"0\x1b[2K\rrayboot: forged\nrayboot: all is well"
+    assert r.wait(15) == 0, r.stderr
+    text = log.read_bytes().decode()  # read_text would turn a \r into \n
+    assert text.count("\n") == 1 and text.endswith("\n"), repr(text)
+    assert "\x1b" not in text and "\r" not in text, repr(text)
+    assert "exit 0\\x1b[2K\\x0drayboot: forged\\x0arayboot: all is well" in text, repr(text)
+
+
 def test_worker_drains_its_node_on_sigterm(run, gcs, tmp_path):
     from fake_gcs import Node
     gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))

@@ -38,11 +38,25 @@ static void test_copy_takes_len_bytes(void **state)
     assert_string_equal(buf, "");
 }
 
+/* Issue 40: the termination message and the log escape alike; a cut never splits an escape. */
+static void test_printable_escapes_every_control_and_non_ascii_byte(void **state)
+{
+    char out[64];
+    (void)state;
+    assert_int_equal(text_printable(out, sizeof(out), "ok\x1b[2K\rforged\nline\xe9"), 31);
+    assert_string_equal(out, "ok\\x1b[2K\\x0dforged\\x0aline\\xe9");
+    assert_int_equal(text_printable(out, 6, "ab\ncd"), 2); /* "ab\x0a" needs 7 bytes with its NUL */
+    assert_string_equal(out, "ab");
+    assert_int_equal(text_printable(out, 1, "x"), 0);
+    assert_string_equal(out, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_format_is_snprintf),
         cmocka_unit_test(test_copy_takes_len_bytes),
+        cmocka_unit_test(test_printable_escapes_every_control_and_non_ascii_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
