@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 
 #include "address.h"
+#include "apitls.h"
 #include "dnsname.h"
 #include "fsroot.h"
 #include "httpc.h"
@@ -86,6 +87,7 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     char pin[300], host[256], *ca = NULL;
     size_t ca_len = 0;
     bool literal = is_ip_literal(t->host);
+    struct apitls tls = {false};
     struct httpc_request req = {
         .method = "GET",
         .url = url,
@@ -99,6 +101,8 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
         .user_agent = "rayboot-sidecar",
         .before_transfer = confine_hook,
         .before_ctx = &out_fd,
+        .tls_setup = apitls_setup,
+        .tls_ctx = &tls,
     };
     struct httpc_reply reply;
     struct httpc http;
@@ -137,7 +141,12 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
     rc = httpc_request(&http, &req, &reply, &err);
     forget(auth, sizeof(auth));
-    if (rc < 0)
+    if (rc < 0 && tls.no_san)
+        snprintf(line, cap,
+                 "reason unknown (API server %.100s: its certificate names " KUBEAPI_NAME " in its CN only, with "
+                 "no subjectAltName: refused, as Go's client and kubectl refuse it; the token was not sent)",
+                 host);
+    else if (rc < 0)
         snprintf(line, cap, "reason unknown (API server %.100s: %.300s)", host,
                  rc == HTTPC_TOO_LARGE ? "the Pod object is too large" : err.msg);
     else if (reply.status != 200)

@@ -222,6 +222,13 @@ static CURLcode perform_with_hook(CURL *curl, const struct httpc_request *req, s
     return h.failed ? CURLE_ABORTED_BY_CALLBACK : rc;
 }
 
+static CURLcode on_tls_config(CURL *curl, void *tls_config, void *arg)
+{
+    const struct httpc_request *req = arg;
+    (void)curl;
+    return req->tls_setup(tls_config, req->tls_ctx) < 0 ? CURLE_ABORTED_BY_CALLBACK : CURLE_OK;
+}
+
 static int append_lines(struct curl_slist **list, const char *const *lines)
 {
     for (const char *const *l = lines; l && *l; l++) {
@@ -265,6 +272,9 @@ int httpc_request(struct httpc *c, const struct httpc_request *req, struct httpc
     }
     if (strcmp(req->protocol, "https") == 0) /* at least: never TLS 1.0 or 1.1 */
         curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    /* Unknown to a libcurl without TLS (rayboot's), which never makes a TLS connection. */
+    curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, req->tls_setup ? on_tls_config : NULL);
+    curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, req->tls_setup ? (void *)req : NULL);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req->timeout_ms);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

@@ -47,6 +47,12 @@ struct httpc_request {
      * ends the request (HTTPC_OTHER, its message). NULL: no call. */
     int (*before_transfer)(void *ctx, struct errbuf *err);
     void *before_ctx;
+    /* https: called with each connection's TLS configuration (libcurl's CURLOPT_SSL_CTX_FUNCTION:
+     * mbedTLS's mbedtls_ssl_config, after libcurl's own set-up and before the handshake), for a
+     * rule of the caller's on the peer's certificate; -1 ends the request. NULL: none. Kept out of
+     * this file so that rayboot, whose libcurl has no TLS, links no TLS code. */
+    int (*tls_setup)(void *tls_config, void *ctx);
+    void *tls_ctx;
 };
 
 /* A reply body, grown as it arrives (httpc_body_append): len bytes and a NUL. */

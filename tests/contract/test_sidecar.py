@@ -337,17 +337,19 @@ def test_sidecar_prober_outside_its_seccomp_allowlist_is_reported(sidecar_bin, p
 
 # --- The reason the pod ends, from a local API server over TLS ---------------------------------
 
-def make_ca(directory: pathlib.Path, name: str, key="ec"):
+def make_ca(directory: pathlib.Path, name: str, key="ec", san=True):
     """A CA and an API server certificate signed by it, with the names kubeadm gives it (EC P-256, or
-    RSA 2048 as kubeadm makes them)."""
+    RSA 2048 as kubeadm makes them); san=False: the server's name in its CN alone, no
+    subjectAltName (what Go's client and kubectl refuse)."""
     directory.mkdir(parents=True, exist_ok=True)
     ec = (["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"] if key == "ec"
           else ["-newkey", "rsa:2048", "-nodes"])
     run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=directory)  # noqa: E731
     run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", f"/CN={name}")
-    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver")
-    (directory / "ext").write_text("subjectAltName=DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1\n"
-                                  "basicConstraints=CA:FALSE\n")
+    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj",
+        "/CN=kube-apiserver" if san else "/CN=kubernetes.default.svc")
+    names = "subjectAltName=DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1\n"
+    (directory / "ext").write_text((names if san else "") + "basicConstraints=CA:FALSE\n")
     run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
         "-out", "server.crt", "-days", "2", "-extfile", "ext")
     return directory
@@ -460,6 +462,26 @@ def test_api_faults_still_drain(sidecar, gcs, worker_node, api, pod_root, tmp_pa
     assert code == 0 and answer["outcome"] == "left", err
     assert needle in answer["reason"], answer["reason"]
     assert "the reason this pod ends: reason unknown" in s.stderr
+
+
+def test_an_api_server_named_in_its_cn_alone_is_refused(sidecar, gcs, worker_node, pod_root, tmp_path):
+    """Issue 40: an API server certificate that names kubernetes.default.svc only in its CN (no
+    subjectAltName) was accepted, as mbedTLS 3.6 falls back to the CN, and the pod's token went to
+    it; Go's client and kubectl refuse it. Now the handshake is refused before the token is sent
+    (the server sees no request), with a line that says why; the drain goes on without the
+    reason. On the old code the server got the request and its token."""
+    certs = mount_service_account(pod_root, make_ca(tmp_path / "pki", "test-kubernetes-ca", san=False))
+    server = ApiServer(certs, "t0ken.for.the-sidecar", EVICTED_POD)
+    try:
+        s = sidecar(api_env(server.port))
+        code, answer, err = s.drain("--deadline=5")
+        assert code == 0 and answer["outcome"] == "left", err
+        assert server.seen == [], server.seen
+        why = "names kubernetes.default.svc in its CN only, with no subjectAltName"
+        assert why in answer["reason"], answer["reason"]
+        assert "the reason this pod ends: reason unknown" in s.stderr and why in s.stderr, s.stderr
+    finally:
+        server.close()
 
 
 @pytest.mark.parametrize("where,value,needle", [
