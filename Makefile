@@ -427,14 +427,14 @@ PLAN_SRC := lib/plan/plan.c lib/plan/plandata.c lib/plan/podview.c lib/plan/dete
             lib/net/dnsname.c lib/base/errbuf.c lib/plan/plan_platform.c lib/plan/lws.c lib/plan/jobset.c \
             lib/plan/podlabels.c lib/base/count.c lib/base/number.c lib/base/lines.c lib/plan/nofile.c \
             lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c lib/base/text.c \
-            lib/base/dotversion.c
+            lib/base/dotversion.c lib/base/redact.c
 GCS_SRC  := lib/ray/gcs.c lib/net/protobuf.c lib/net/grpc.c lib/net/grpc_frame.c lib/net/httpc.c \
             lib/base/deadline.c lib/base/errbuf.c lib/base/number.c lib/base/dotversion.c
 FUZZ_SRC_podreason  := sidecar/podreason.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
 FUZZ_SRC_jobsapi    := init/jobsapi.c lib/base/json.c lib/base/utf8.c lib/base/errbuf.c
 FUZZ_SRC_flags      := init/cli.c lib/base/log.c $(PLAN_SRC)
 FUZZ_SRC_env        := init/plan_render.c lib/plan/settings.c lib/base/json.c lib/base/utf8.c $(PLAN_SRC)
-FUZZ_SRC_raystart   := lib/plan/raystart.c lib/base/strv.c lib/base/errbuf.c
+FUZZ_SRC_raystart   := lib/plan/raystart.c lib/base/strv.c lib/base/errbuf.c lib/base/redact.c
 FUZZ_SRC_hosts      := lib/net/hosts.c lib/base/lines.c
 FUZZ_SRC_resolvconf := lib/net/resolvconf.c lib/base/lines.c
 FUZZ_SRC_volcano    := lib/plan/volcano.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c lib/base/fsroot.c \
@@ -453,7 +453,7 @@ FUZZ_SRC_gcs        := $(GCS_SRC)
 FUZZ_SRC_drain      := lib/ray/drain.c lib/ray/prober_req.c $(GCS_SRC)
 FUZZ_SRC_dashboard  := init/dashboard.c lib/net/httpc.c lib/base/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c lib/base/number.c
-FUZZ_SRC_log        := lib/base/log.c lib/base/text.c
+FUZZ_SRC_log        := lib/base/log.c lib/base/text.c lib/base/redact.c lib/base/strv.c
 FUZZ_SRC_rendezvous := lib/ray/rdvmsg.c
 FUZZ_SRC_rdvauth    := lib/ray/rdvauth.c lib/base/sha256.c
 

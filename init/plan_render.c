@@ -11,6 +11,7 @@
 
 #include "json.h"
 #include "raystart.h"
+#include "redact.h"
 
 static cJSON *string_or_null(const char *s)
 {
@@ -22,27 +23,43 @@ static cJSON *number_or_null(long n)
     return n >= 0 ? cJSON_CreateNumber((double)n) : cJSON_CreateNull();
 }
 
+/* Every list the plan shows goes through here: users paste `rayboot plan` into bug reports, so a
+ * secret's value (Redis' --redis-password, a URL's password) is shown as REDACT_MARKER; the argv
+ * that is exec'd is the plan's own, untouched. Out of memory: nothing is shown. */
+static void shown(const struct strv *v, struct strv *out)
+{
+    strv_init(out);
+    if (redact_strv(v, out) < 0)
+        strv_free(out);
+}
+
 static cJSON *string_array(const struct strv *v)
 {
+    struct strv s;
     cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; arr && i < v->len; i++)
-        cJSON_AddItemToArray(arr, json_text(v->items[i]));
+    shown(v, &s);
+    for (size_t i = 0; arr && i < s.len; i++)
+        cJSON_AddItemToArray(arr, json_text(s.items[i]));
+    strv_free(&s);
     return arr;
 }
 
 /* KEY=VALUE strings as an object. */
 static cJSON *env_object(const struct strv *v)
 {
+    struct strv s;
     cJSON *obj = cJSON_CreateObject();
-    for (size_t i = 0; obj && i < v->len; i++) {
-        const char *eq = strchr(v->items[i], '=');
+    shown(v, &s);
+    for (size_t i = 0; obj && i < s.len; i++) {
+        const char *eq = strchr(s.items[i], '=');
         char key[256];
-        if (!eq || (size_t)(eq - v->items[i]) >= sizeof(key))
+        if (!eq || (size_t)(eq - s.items[i]) >= sizeof(key))
             continue;
-        memcpy(key, v->items[i], (size_t)(eq - v->items[i]));
-        key[eq - v->items[i]] = '\0';
+        memcpy(key, s.items[i], (size_t)(eq - s.items[i]));
+        key[eq - s.items[i]] = '\0';
         cJSON_AddItemToObject(obj, key, json_text(eq + 1));
     }
+    strv_free(&s);
     return obj;
 }
 
@@ -198,12 +215,15 @@ static void append(char **buf, size_t *len, const char *fmt, ...)
 
 static void append_list(char **buf, size_t *len, const char *label, const struct strv *v)
 {
+    struct strv s;
+    shown(v, &s);
     append(buf, len, "%-17s", label);
-    if (v->len == 0)
+    if (s.len == 0)
         append(buf, len, " (none)");
-    for (size_t i = 0; i < v->len; i++)
-        append(buf, len, " %s", v->items[i]);
+    for (size_t i = 0; i < s.len; i++)
+        append(buf, len, " %s", s.items[i]);
     append(buf, len, "\n");
+    strv_free(&s);
 }
 
 /* The node labels, then the Ray version that gated them and where it was read. */
@@ -250,6 +270,7 @@ char *plan_render_text(const struct plan *p)
 {
     size_t len = 0;
     char *buf = calloc(1, 1), from[512];
+    struct strv warnings;
 
     append(&buf, &len, "role:             %s (from %s%s%s)\n", plan_role_name(p->role), plan_source_name(p->source),
            p->role_from[0] ? ": " : "", p->role_from);
@@ -305,7 +326,9 @@ char *plan_render_text(const struct plan *p)
     append_list(&buf, &len, p->role == PLAN_ROLE_SUBMITTER ? "entrypoint:" : "command:", &p->command);
     append_list(&buf, &len, "env for ray:", &p->ray_env);
     append_list(&buf, &len, "env for command:", &p->command_env);
-    for (size_t i = 0; i < p->warnings.len; i++)
-        append(&buf, &len, "warning:          %s\n", p->warnings.items[i]);
+    shown(&p->warnings, &warnings);
+    for (size_t i = 0; i < warnings.len; i++)
+        append(&buf, &len, "warning:          %s\n", warnings.items[i]);
+    strv_free(&warnings);
     return buf;
 }

@@ -1,6 +1,7 @@
 /* Logging: formats one event into a bounded line and writes it to stderr in one write(2), so
  * lines from several processes never interleave. It knows nothing about what is logged. */
 #include "log.h"
+#include "redact.h"
 #include "text.h"
 
 #include <errno.h>
@@ -63,6 +64,13 @@ static void json_escape_into(char *dst, size_t *len, size_t cap, const char *src
     }
 }
 
+size_t log_shown(char *dst, size_t cap, const char *message)
+{
+    char redacted[LOG_LINE_MAX_BYTES];
+    redact_text(redacted, sizeof(redacted), message);
+    return text_printable(dst, cap, redacted);
+}
+
 size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program, const char *level,
                        const char *message)
 {
@@ -71,8 +79,8 @@ size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, co
     int n;
 
     /* Messages quote what the environment, files and network handed us: a log line never carries
-     * their raw control or non-ASCII bytes. */
-    text_printable(msg, sizeof(msg), message);
+     * their secrets nor their raw control or non-ASCII bytes. */
+    log_shown(msg, sizeof(msg), message);
     if (format == LOG_FORMAT_JSON) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

@@ -17,9 +17,14 @@ void log_init(const char *program, enum log_format format);
 int log_format_parse(const char *name, enum log_format *out);
 void log_set_debug(bool enabled);
 
-/* The line the calls below write for message (already formatted), without writing it: bytes
- * outside printable ASCII become \xNN, JSON is escaped, the newline is included and the line is
- * NOT NUL-terminated. Returns its length. Pure but for the clock, so it can be fuzzed. */
+/* message as a log line or the termination message shows it, into dst (cut to cap - 1 bytes):
+ * secrets' values replaced (redact_text: a --redis-password=, a URL's password) and each byte
+ * outside printable ASCII as \xNN (text_printable). Returns the bytes written. */
+size_t log_shown(char *dst, size_t cap, const char *message);
+
+/* The line the calls below write for message (already formatted), without writing it: secrets
+ * redacted and bytes outside printable ASCII as \xNN (log_shown), JSON is escaped, the newline is included and the line
+ * is NOT NUL-terminated. Returns its length. Pure but for the clock, so it can be fuzzed. */
 size_t log_format_line(char line[LOG_LINE_MAX_BYTES], enum log_format format, const char *program, const char *level,
                        const char *message);
 

@@ -10,7 +10,6 @@
 
 #include "env.h"
 #include "log.h"
-#include "text.h"
 
 /* The kubelet keeps at most 4096 bytes of it. */
 #define TERMLOG_MAX_BYTES 4096
@@ -38,9 +37,9 @@ void termlog_write(const char *const *envp, const char *fmt, ...)
     if (vsnprintf(raw, sizeof(raw), fmt, ap) < 0)
         raw[0] = '\0';
     va_end(ap);
-    /* Escaped as the log line is: the message quotes what others wrote (the head's `finished`
-     * key, a reason read from the GCS), which must not forge lines or drive a terminal. */
-    len = text_printable(line, sizeof(line) - 1, raw);
+    /* Shown as a log line is: the message quotes what others wrote (the head's `finished` key, a
+     * reason read from the GCS), which must not forge lines, drive a terminal or show a secret. */
+    len = log_shown(line, sizeof(line) - 1, raw);
     line[len++] = '\n';
     if (write(fd, line, len) < 0) {
         /* Nothing better to do: the message is a courtesy, the exit code is the contract. */

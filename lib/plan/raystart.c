@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "redact.h"
+
 /* RAYBOOT_RAY_START_ARGS is one env string (128 KiB at most); ray start has about 60 flags. */
 #define RAYSTART_USER_ARGS_MAX 128
 
@@ -128,7 +130,16 @@ static int apply_user_args(const struct raystart_input *in, struct strv *argv, s
         const char *w = words.items[i];
         char joined[8192];
         if (strncmp(w, "--", 2) != 0 || w[2] == '\0' || w[2] == '=') {
-            rc = errbuf_set(err, "RAYBOOT_RAY_START_ARGS: '%.80s' is not a --flag", w);
+            const char *before = i > 0 ? words.items[i - 1] : "";
+            /* The value of a secret's flag that begins with '-' (so it was not taken as the value):
+             * the message names the flag, never the value. */
+            if (!strchr(before, '=') && redact_secret_name(before, strlen(before)))
+                rc = errbuf_set(err,
+                                "RAYBOOT_RAY_START_ARGS: the value after %.80s begins with '-': join the two "
+                                "with '=' into one word",
+                                before);
+            else
+                rc = errbuf_set(err, "RAYBOOT_RAY_START_ARGS: '%.80s' is not a --flag", w);
             break;
         }
         /* "--name value": ray start takes no positional arguments, so a word that is not a flag
