@@ -51,6 +51,9 @@ def test_token_cluster_joins_runs_and_drains(cluster, sidecar_bin, tmp_path):
     assert "1 of 1 workers joined" in head.log(), logs(job)
     assert "Ray token authentication: the token from RAY_AUTH_TOKEN" in head.log(), head.log()
     assert f"the token from RAY_AUTH_TOKEN_PATH={token_file}" in worker.log(), worker.log()
+    # The head's tagged SERVING woke the worker: the two pods bound the key to the same cluster's
+    # name (issue 40: volcano-system/ray-cluster, each read in its own pod).
+    assert "woken by the head's rendezvous)" in worker.log(), worker.log()
     assert "RAY_AUTH_MODE is unset: ray start and the command get RAY_AUTH_MODE=token" in worker.log(), worker.log()
     for pod in (head, worker):
         assert token not in pod.log(), f"the token was logged by {pod.name}"
