@@ -320,6 +320,7 @@ lint: $(DEPS_OK) $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar $(TOOLS_OK) a
 	python3 scripts/include-graph.py
 	python3 scripts/unique-test-names.py
 	python3 scripts/check-test-map.py
+	python3 scripts/checksrc.py
 	python3 scripts/check-docs.py $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 	clang-format --dry-run --Werror $(C_FILES)
 	shellcheck -x $(SH_FILES)
@@ -436,7 +437,7 @@ FUZZ_SRC_flags      := init/cli.c lib/base/log.c $(PLAN_SRC)
 FUZZ_SRC_env        := init/plan_render.c lib/plan/settings.c lib/base/json.c lib/base/utf8.c $(PLAN_SRC)
 FUZZ_SRC_raystart   := lib/plan/raystart.c lib/base/strv.c lib/base/errbuf.c lib/base/redact.c
 FUZZ_SRC_hosts      := lib/net/hosts.c lib/base/lines.c
-FUZZ_SRC_resolvconf := lib/net/resolvconf.c lib/base/lines.c
+FUZZ_SRC_resolvconf := lib/net/resolvconf.c lib/base/lines.c lib/base/number.c
 FUZZ_SRC_volcano    := lib/plan/volcano.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c lib/base/fsroot.c \
                        lib/base/errbuf.c lib/base/number.c lib/base/text.c
 FUZZ_SRC_lws        := lib/plan/lws.c lib/base/count.c lib/net/dnsname.c lib/base/env.c lib/base/strv.c \

@@ -78,6 +78,21 @@ static int confine_hook(void *out_fd, struct errbuf *err)
     return confine(*(int *)out_fd, err);
 }
 
+/* The CA, read now into memory for req (after confinement nothing is opened): 0, or -1 with the
+ * line written. */
+static int read_ca(const struct kubeapi_target *t, struct httpc_request *req, char **ca, char *line, size_t cap)
+{
+    size_t ca_len = 0;
+    struct errbuf err;
+    if (fsroot_read(t->root, SA_DIR "/ca.crt", CA_MAX_BYTES, ca, &ca_len, &err) < 0) {
+        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
+        return -1;
+    }
+    req->ca_blob = *ca;
+    req->ca_blob_len = ca_len;
+    return 0;
+}
+
 /* The child's whole job: one GET, one line out (to out_fd). */
 static void fetch_and_describe(const struct kubeapi_target *t, const char *token, int out_fd, char *line, size_t cap)
 {
@@ -85,7 +100,6 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     const char *headers[] = {auth, "Accept: application/json", NULL};
     const char *port = t->port ? t->port : "443";
     char pin[300], host[256], *ca = NULL;
-    size_t ca_len = 0;
     bool literal = is_ip_literal(t->host);
     struct apitls tls = {false};
     struct httpc_request req = {
@@ -119,13 +133,8 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
              t->namespace_, t->pod_name);
     snprintf(pin, sizeof(pin), "%s:%s:%s%s%s", KUBEAPI_NAME, port, strchr(t->host, ':') ? "[" : "", t->host,
              strchr(t->host, ':') ? "]" : "");
-    /* The CA is read now, into memory: after confinement nothing is opened. */
-    if (fsroot_read(t->root, SA_DIR "/ca.crt", CA_MAX_BYTES, &ca, &ca_len, &err) < 0) {
-        snprintf(line, cap, "reason unknown (%.400s)", err.msg);
+    if (read_ca(t, &req, &ca, line, cap) < 0)
         return;
-    }
-    req.ca_blob = ca;
-    req.ca_blob_len = ca_len;
     if (httpc_init(&http, true, &err) < 0) {
         snprintf(line, cap, "reason unknown (could not set up the API request)");
         free(ca);

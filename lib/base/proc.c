@@ -17,6 +17,11 @@
 #include "number.h"
 #include "text.h"
 
+/* A stat line is a few hundred bytes: 52 numbers and a command of at most 64. */
+#define PROC_STAT_MAX_BYTES 4096
+/* The parent's pid in /proc/<pid>/stat (proc(5)). */
+#define PROC_STAT_FIELD_PPID 4
+
 void proc_catchable_signals(sigset_t *set)
 {
     sigfillset(set);
@@ -158,26 +163,48 @@ void proc_signal_group(pid_t pgid, int sig)
         kill(-pgid, sig);
 }
 
-/* The parent pid from /proc/<pid>/stat: the field after the command, which is in parentheses
- * and may itself hold spaces or parentheses, so parse from the last ')'. */
-static pid_t parent_of(const char *pid_name)
+/* The fields of a /proc/<pid>/stat line start after the command (field 2), which is in
+ * parentheses and may itself hold spaces or parentheses: so from the last ')'. */
+static int stat_fields(const char *text, int first, long *out, size_t n)
 {
-    char path[64], buf[512];
+    const char *p = strrchr(text, ')');
+    if (!p || first < 3)
+        return -1;
+    for (int field = 2; field < first; field++) { /* p is at the end of field `field` */
+        p = strchr(p + 1, ' ');
+        if (!p)
+            return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *start = p + 1;
+        size_t len = strcspn(start, " \n");
+        if (number_parse(start, len, 0, LONG_MAX, &out[i]) < 0)
+            return -1;
+        p = start + len;
+    }
+    return 0;
+}
+
+int proc_stat_fields(const char *pid_name, int first, long *out, size_t n)
+{
+    char path[64], buf[PROC_STAT_MAX_BYTES];
     FILE *f;
-    size_t n;
-    const char *close;
-    int ppid;
-    snprintf(path, sizeof(path), "/proc/%s/stat", pid_name);
+    size_t len;
+    if (text_format(path, sizeof(path), "/proc/%s/stat", pid_name) >= (int)sizeof(path))
+        return -1;
     f = fopen(path, "re");
     if (!f)
         return -1;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
+    len = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
-    buf[n] = '\0';
-    close = strrchr(buf, ')');
-    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
-        return -1;
-    return (pid_t)ppid;
+    buf[len] = '\0';
+    return stat_fields(buf, first, out, n);
+}
+
+static pid_t parent_of(const char *pid_name)
+{
+    long ppid;
+    return proc_stat_fields(pid_name, PROC_STAT_FIELD_PPID, &ppid, 1) < 0 ? -1 : (pid_t)ppid;
 }
 
 int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep)

@@ -37,4 +37,9 @@ int proc_signal_children(int sig);
 /* The same, sparing the NKEEP pids in KEEP (our own helpers); sig 0 counts them only. */
 int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep);
 
+/* The N numeric fields of /proc/<pid_name>/stat from field FIRST (proc(5)'s numbers, counted
+ * from 1; 3 or later: after the command) on, into OUT.
+ * Returns 0, or -1 when the file cannot be read or a field is not a decimal number. */
+int proc_stat_fields(const char *pid_name, int first, long *out, size_t n);
+
 #endif

@@ -141,8 +141,5 @@ int hmac_equal(const uint8_t *a, const uint8_t *b, size_t len)
 
 void hmac_wipe(void *p, size_t len)
 {
-    /* A volatile pointer: the stores cannot be dropped as dead. */
-    volatile uint8_t *v = p;
-    while (len--)
-        *v++ = 0;
+    explicit_bzero(p, len); /* the C library's: a wipe the compiler keeps, not one of our own */
 }

@@ -10,17 +10,17 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "number.h"
+#include "proc.h"
 
 /* Without close_range(2) (Linux before 5.9) and without /proc, descriptors are closed one by one
  * up to the soft limit, at most this many: far above what rayboot or the sidecar open. */
 #define SCRUB_FD_SCAN_MAX 65536
-/* /proc/self/stat is one line of 52 fields, the command name at most 16 bytes: well under this. */
-#define SCRUB_STAT_MAX_BYTES 4096
 /* Fields 50 and 51 of /proc/self/stat (proc(5)): where the environment block starts and ends. */
 #define STAT_FIELD_ENV_START 50
 
@@ -101,38 +101,12 @@ int scrub_fds(int keep_fd)
     return keep_fd;
 }
 
-/* The environment block's bounds from /proc/self/stat (Linux 3.5 and later). */
-static int env_block(unsigned long *start, unsigned long *end)
-{
-    char buf[SCRUB_STAT_MAX_BYTES];
-    char *p;
-    size_t n;
-    FILE *f = fopen("/proc/self/stat", "re");
-    if (!f)
-        return -1;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-    if (!p)
-        return -1;
-    /* p is at the end of field 2; field k starts after k - 2 more spaces. */
-    for (int field = 2; field < STAT_FIELD_ENV_START; field++) {
-        p = strchr(p + 1, ' ');
-        if (!p)
-            return -1;
-    }
-    if (sscanf(p + 1, "%lu %lu", start, end) != 2 || *end < *start)
-        return -1;
-    return 0;
-}
-
 void scrub_environment(void)
 {
-    unsigned long start, end;
-    if (env_block(&start, &end) == 0 && end > start)
-        memset((void *)start, 0, end - start);
+    long block[2]; /* the start and the end */
+    if (proc_stat_fields("self", STAT_FIELD_ENV_START, block, 2) == 0 && block[1] > block[0])
+        explicit_bzero((void *)(uintptr_t)block[0], (size_t)(block[1] - block[0]));
     for (char **e = environ; e && *e; e++)
-        memset(*e, 0, strlen(*e));
+        explicit_bzero(*e, strlen(*e));
     clearenv();
 }

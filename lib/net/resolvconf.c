@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "lines.h"
+#include "number.h"
+
+/* glibc and musl cap ndots at 15: more is read as 15. */
+#define RESOLVCONF_NDOTS_MAX 15
 
 /* A word of a line: [start, start+len). */
 struct word {
@@ -66,12 +70,14 @@ static void parse_options(const char **p, const char *end, struct resolvconf *rc
     struct word w;
     while (word_next(p, end, &w)) {
         if (w.len > 6 && w.len < 10 && memcmp(w.start, "ndots:", 6) == 0) {
-            char digits[4] = {0};
-            memcpy(digits, w.start + 6, w.len - 6);
-            if (isdigit((unsigned char)digits[0])) {
-                int n = atoi(digits);
-                rc->ndots = n > 15 ? 15 : n; /* resolvers cap ndots at 15 */
-            }
+            /* Its leading digits, as glibc reads them ("ndots:5x" is 5). */
+            const char *digits = w.start + 6;
+            size_t ndigits = 0;
+            long n;
+            while (ndigits < w.len - 6 && isdigit((unsigned char)digits[ndigits]))
+                ndigits++;
+            if (number_parse(digits, ndigits, 0, 999, &n) == 0)
+                rc->ndots = n > RESOLVCONF_NDOTS_MAX ? RESOLVCONF_NDOTS_MAX : (int)n;
         }
     }
 }

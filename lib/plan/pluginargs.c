@@ -10,6 +10,7 @@
 #include "address.h"
 #include "flags.h"
 #include "strv.h"
+#include "text.h"
 
 /* RAYBOOT_PLUGIN_ARGS is an env string, which the kernel caps at 128 KiB; no real list comes
  * near this many words. */
@@ -39,10 +40,10 @@ static const struct plugin_flag plugin_flags[] = {
 void plugin_args_init(struct plugin_args *pa)
 {
     memset(pa, 0, sizeof(*pa));
-    strcpy(pa->head_task, "head");
-    strcpy(pa->head_container, "head");
-    strcpy(pa->worker_tasks, "worker");
-    strcpy(pa->worker_container, "worker");
+    text_copy(pa->head_task, sizeof(pa->head_task), "head", sizeof("head") - 1);
+    text_copy(pa->head_container, sizeof(pa->head_container), "head", sizeof("head") - 1);
+    text_copy(pa->worker_tasks, sizeof(pa->worker_tasks), "worker", sizeof("worker") - 1);
+    text_copy(pa->worker_container, sizeof(pa->worker_container), "worker", sizeof("worker") - 1);
     pa->port = 6379;
     pa->dashboard_port = 8265;
     pa->client_port = 10001;

@@ -1,14 +1,10 @@
 /* Parsing the run-time knobs; what they govern is in init/ and sidecar/. */
 #include "settings.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
+#include "number.h"
 
 /* Defaults, each with its reason. */
 #define WAIT_TIMEOUT_DEFAULT_MS (600 * 1000L)      /* a head's image pull can take minutes */
@@ -22,22 +18,15 @@
  * sidecar loads these settings too. */
 #define RENDEZVOUS_PORT_DEFAULT 8079
 /* A day: longer is a typo, not a deadline. */
-#define SETTINGS_SECONDS_MAX 86400.0
+#define SETTINGS_SECONDS_MAX 86400L
 
 static int seconds(const char *const *envp, const char *name, long *ms, struct errbuf *err)
 {
     const char *v = env_lookup_nonempty(envp, name);
-    char *end;
-    double s;
     if (!v)
         return 0;
-    errno = 0;
-    s = strtod(v, &end);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (errno || end == v || *end || !isfinite(s) || s < 0 || s > SETTINGS_SECONDS_MAX)
-        return errbuf_set(err, "%s=%.40s: expected a number of seconds (0 to %.0f)", name, v, SETTINGS_SECONDS_MAX);
-    *ms = (long)(s * 1000.0);
+    if (number_parse_millis(v, SETTINGS_SECONDS_MAX, ms) < 0)
+        return errbuf_set(err, "%s=%.40s: expected a number of seconds (0 to %ld)", name, v, SETTINGS_SECONDS_MAX);
     return 0;
 }
 
@@ -59,8 +48,8 @@ static int reconnect_timeout(const char *const *envp, long *ms, struct errbuf *e
 {
     const char *v = env_lookup_nonempty(envp, GCS_RECONNECT_VAR);
     long n = GCS_RECONNECT_TIMEOUT_DEFAULT_S;
-    if (v && env_parse_count(v, (long)SETTINGS_SECONDS_MAX, &n) < 0)
-        return errbuf_set(err, "%s=%.40s: expected a whole number of seconds (0 to %.0f)", GCS_RECONNECT_VAR, v,
+    if (v && env_parse_count(v, SETTINGS_SECONDS_MAX, &n) < 0)
+        return errbuf_set(err, "%s=%.40s: expected a whole number of seconds (0 to %ld)", GCS_RECONNECT_VAR, v,
                           SETTINGS_SECONDS_MAX);
     *ms = n * 1000L;
     return 0;

@@ -60,12 +60,38 @@ static void test_trimmed(void **state)
     assert_int_equal(number_parse_trimmed("11 ", 0, 10, &v), -1);
 }
 
+/* Seconds as a person writes them, to the millisecond; strtod's other forms are refused. */
+static void test_millis(void **state)
+{
+    const struct {
+        const char *text;
+        long ms;
+    } good[] = {{"30", 30000},       {" 2.5 ", 2500},         {".5", 500}, {"3.", 3000}, {"0.0019", 1},
+                {"86400", 86400000}, {"86400.000", 86400000}, {"0", 0}};
+    const char *bad[] = {"",      " ",    ".",         "-1",    "+1",
+                         "1e3",   "0x10", "inf",       "nan",   "1,5",
+                         "1.2.3", "1 .5", "86400.001", "86401", "99999999999999999999"};
+    long v;
+    (void)state;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        v = -1;
+        assert_int_equal(number_parse_millis(good[i].text, 86400, &v), 0);
+        assert_int_equal(v, good[i].ms);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 42;
+        assert_int_equal(number_parse_millis(bad[i], 86400, &v), -1);
+        assert_int_equal(v, 42);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_range),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_trimmed),
+        cmocka_unit_test(test_millis),
     };
     return cmocka_run_group_tests_name("number", tests, NULL, NULL);
 }

@@ -51,6 +51,10 @@ static void test_junk(void **state)
     assert_int_equal(rc.ndots, 1);
     resolvconf_parse("", &rc);
     assert_int_equal(rc.ndots, 1);
+    resolvconf_parse("options ndots:-2\n", &rc); /* no digits: the default */
+    assert_int_equal(rc.ndots, 1);
+    resolvconf_parse("options ndots:2x\n", &rc); /* the leading digits, as glibc reads them */
+    assert_int_equal(rc.ndots, 2);
 }
 
 /* CRLF line ends and other blanks (\f, \v) separate words like spaces: no empty entries, and no
