@@ -6,21 +6,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 /* A dashboard that is up accepts at once; past this the SYN was dropped or nothing listens. */
 #define DASHBOARD_CONNECT_TIMEOUT_MS 2000
+
+/* What libcurl's URL parser (the one that will connect) says of URL: 0 when it is http://HOST or
+ * http://HOST:PORT with a port from 1 to 65535 and perhaps a path, without user, query or
+ * fragment; else -1 and *why. Only the URL API, no request: the same in the fuzzer. */
+static int url_refused(const char *url, const char **why)
+{
+    CURLU *u = curl_url();
+    char *part = NULL;
+    CURLUcode rc;
+    int refused = -1;
+    if (!u) {
+        *why = "out of memory";
+        return -1;
+    }
+    rc = curl_url_set(u, CURLUPART_URL, url, 0);
+    if (rc != CURLUE_OK)
+        *why = curl_url_strerror(rc); /* a port past 65535, a bad host, blanks... */
+    else if (curl_url_get(u, CURLUPART_USER, &part, 0) != CURLUE_NO_USER)
+        *why = "a user name is not expected";
+    else if (curl_url_get(u, CURLUPART_QUERY, &part, 0) != CURLUE_NO_QUERY)
+        *why = "a query is not expected";
+    else if (curl_url_get(u, CURLUPART_FRAGMENT, &part, 0) != CURLUE_NO_FRAGMENT)
+        *why = "a fragment is not expected";
+    else if (curl_url_get(u, CURLUPART_PORT, &part, CURLU_DEFAULT_PORT) != CURLUE_OK || strcmp(part, "0") == 0)
+        *why = "port 0 cannot be connected to";
+    else
+        refused = 0;
+    curl_free(part);
+    curl_url_cleanup(u);
+    return refused;
+}
 
 int dashboard_base_parse(const char *base_url, const char *what, char base[DASHBOARD_BASE_MAX_BYTES],
                          struct errbuf *err)
 {
     size_t len = strlen(base_url);
-    if (strncmp(base_url, "http://", 7) != 0 || len <= 7 || len >= DASHBOARD_BASE_MAX_BYTES ||
-        strcspn(base_url + 7, "/?#@ \t\r\n") == 0)
+    const char *why = NULL;
+    if (strncmp(base_url, "http://", 7) != 0 || len <= 7 || len >= DASHBOARD_BASE_MAX_BYTES)
         return errbuf_set(err,
                           "%s=%.200s: expected http://HOST:PORT (the dashboard, e.g. http://head:8265; "
                           "https is not supported)",
                           what, base_url);
-    if (strpbrk(base_url + 7, "?#@ \t\r\n"))
-        return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT, without query, user or spaces", what, base_url);
+    if (url_refused(base_url, &why) < 0)
+        return errbuf_set(err, "%s=%.200s: %s (expected http://HOST:PORT, e.g. http://head:8265)", what, base_url, why);
+    if (strpbrk(base_url + 7, "?#@")) /* even an empty query or fragment: the paths are appended */
+        return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT, without query, fragment or user", what, base_url);
     memcpy(base, base_url, len + 1);
     while (len > 7 && base[len - 1] == '/')
         base[--len] = '\0';

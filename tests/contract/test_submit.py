@@ -221,6 +221,12 @@ def test_dashboard_never_up_exits_75(submit, closed_port):
 @pytest.mark.parametrize("url,env,args,needle", [
     ("https://head:8265", {}, (), "--address=https://head:8265"),
     ("http://", {}, (), "--address=http://"),
+    ("http://head:99999", {}, (), "--address=http://head:99999"),  # no such port: libcurl's URL API says so
+    ("http://head:8265x", {}, (), "--address=http://head:8265x"),
+    ("http://head:-1", {}, (), "--address=http://head:-1"),
+    ("http://he ad:8265", {}, (), "--address=http://he ad:8265"),
+    ("http://head:8265/#x", {}, (), "--address=http://head:8265/#x"),
+    ("ftp://head:8265", {}, (), "--address=ftp://head:8265"),
     (None, {}, (), "RAYBOOT_DASHBOARD_ADDRESS"),
     ("http://h:8265", {"RAYBOOT_RUNTIME_ENV": "[1, 2]"}, (), "RAYBOOT_RUNTIME_ENV"),
     ("http://h:8265", {"RAYBOOT_RUNTIME_ENV_FILE": "/nonexistent/env.json"}, (), "RAYBOOT_RUNTIME_ENV_FILE"),
