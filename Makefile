@@ -425,7 +425,7 @@ CJSON_SRC = $(firstword $(wildcard $(DEPS)/src/cjson-*/cJSON.c))
 PLAN_SRC := lib/plan/plan.c lib/plan/plandata.c lib/plan/podview.c lib/plan/detect.c lib/base/env.c \
             lib/plan/volcano.c lib/net/hosts.c lib/net/resolvconf.c lib/plan/cgroup.c lib/base/fsroot.c \
             lib/plan/raystart.c lib/base/strv.c lib/plan/pluginargs.c lib/base/flags.c lib/net/address.c \
-            lib/net/dnsname.c lib/base/errbuf.c lib/plan/plan_platform.c lib/plan/lws.c lib/plan/jobset.c \
+            lib/net/dnsname.c lib/base/errbuf.c lib/plan/lws.c lib/plan/jobset.c \
             lib/plan/podlabels.c lib/base/count.c lib/base/number.c lib/base/lines.c lib/plan/nofile.c \
             lib/plan/shm.c lib/plan/raylabels.c lib/plan/labelsyntax.c lib/plan/rayversion.c lib/base/text.c \
             lib/base/dotversion.c lib/base/redact.c

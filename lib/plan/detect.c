@@ -1,15 +1,21 @@
-/* Source detection: reading a Volcano Job's or an Indexed Job's topology into the plan. The
- * files are read elsewhere (volcano.c, podview.c); what wins over what is plan.c's. */
+/* Platform detection, all of it: which source describes this pod (a Volcano Job's svc plugin
+ * host lists, a LeaderWorkerSet's LWS_* variables, a JobSet's labels, an Indexed Job's index),
+ * in one order (sources[] below), what each says (role, head, job, index, workers_expected and
+ * the evidence), and the warning when another source shows in the same pod. The files are read by
+ * volcano.c, lws.c, jobset.c and podview.c; explicit settings and the final decision are plan.c's. */
 #include "detect.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
 #include "jobset.h"
+#include "lws.h"
 #include "podlabels.h"
 #include "text.h"
+#include "volcano.h"
 
 static void list_tasks(const struct volcano_tasks *vt, char *out, size_t cap)
 {
@@ -102,6 +108,13 @@ static int check_worker_names(const struct plan_input *in, const struct volcano_
     return 0;
 }
 
+/* gcc 12's -fanalyzer, following detect_source through sources[]'s function pointers, reports
+ * p->tasks as leaked once it is stored (a false positive: plan_free frees it, and ASan's leak check
+ * agrees in the planner's fuzz replays, fuzz/fuzz_env.c on Volcano pods). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
 /* The worker groups: the tasks --worker names when it is given (the ray plugin's own worker
  * task), else every task but the head and the submitter (which runs no Ray node). Every task goes
  * into p->tasks, the evidence `rayboot plan` shows for workers_expected. */
@@ -149,6 +162,10 @@ static int count_workers(const struct plan_input *in, const struct volcano_tasks
     return 0;
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 /* The head task must have a pod: a task scaled to replicas: 0 is no head. Without a head task,
  * only RAYBOOT_HEAD_ADDRESS can say where the head is. */
 static int check_head_task(const struct plan_input *in, const struct volcano_tasks *vt, const struct volcano_task *head,
@@ -176,8 +193,8 @@ static int check_head_task(const struct plan_input *in, const struct volcano_tas
                      in->plugin->head_task, tasks);
 }
 
-int detect_volcano(const struct plan_input *in, const struct pod_view *pod, const struct volcano_tasks *vt,
-                   bool role_given, struct plan *p, struct detection *d, struct errbuf *err)
+static int detect_volcano(const struct plan_input *in, const struct pod_view *pod, const struct volcano_tasks *vt,
+                          bool role_given, struct plan *p, struct detection *d, struct errbuf *err)
 {
     const struct volcano_task *head = volcano_find_task(vt, in->plugin->head_task);
     const char *submitter_name = env_lookup_nonempty(in->envp, "RAYBOOT_SUBMITTER_TASK");
@@ -230,8 +247,8 @@ int detect_volcano(const struct plan_input *in, const struct pod_view *pod, cons
     return 0;
 }
 
-int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool explicit_head, struct plan *p,
-                       struct detection *d, struct errbuf *err)
+static int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool explicit_head, struct plan *p,
+                              struct detection *d, struct errbuf *err)
 {
     char suffix[32], subdomain[DNS_LABEL_MAX_BYTES + 1];
     size_t host_len = strlen(pod->hostname), suffix_len;
@@ -269,4 +286,236 @@ int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool 
                          "of its own; mount the downward API's metadata.labels there",
                          pod->hostname, subdomain, PODLABELS_FILE);
     return 0;
+}
+
+static int pushed(int rc, struct errbuf *err)
+{
+    return rc < 0 ? errbuf_set(err, "out of memory") : 0;
+}
+
+static int from_lws(struct plan *p, enum plan_role *role, char head_host[ADDRESS_HOST_MAX_BYTES], struct errbuf *err)
+{
+    const struct lws_pod *l = &p->lws;
+    p->source = PLAN_SOURCE_LWS;
+    *role = l->worker_index == 0 ? PLAN_ROLE_HEAD : PLAN_ROLE_WORKER;
+    snprintf(head_host, ADDRESS_HOST_MAX_BYTES, "%s", l->leader_host);
+    snprintf(p->job, sizeof(p->job), "%s", l->group);
+    p->index = l->worker_index;
+    p->workers_expected = l->size - 1;
+    p->workers_from = "LWS_GROUP_SIZE";
+    plan_evidence(p->role_from, "LWS_WORKER_INDEX=%ld", l->worker_index);
+    plan_evidence(p->head_from, "LWS_LEADER_ADDRESS=%s.%s", l->leader_host, l->namespace_);
+    /* LeaderWorkerSet makes every object in its own namespace, the pod's: the two never differ
+     * but by hand. */
+    if (!p->namespace_[0])
+        snprintf(p->namespace_, sizeof(p->namespace_), "%s", l->namespace_);
+    else if (strcmp(p->namespace_, l->namespace_) != 0)
+        return pushed(strv_pushf(&p->warnings,
+                                 "LWS_LEADER_ADDRESS names namespace %s, but this pod is in %s; "
+                                 "looking the leader up in %s",
+                                 l->namespace_, p->namespace_, p->namespace_),
+                      err);
+    return 0;
+}
+
+static void from_jobset(struct plan *p, enum plan_role *role, char head_host[ADDRESS_HOST_MAX_BYTES])
+{
+    const struct jobset_pod *j = &p->jobset;
+    p->source = PLAN_SOURCE_JOBSET;
+    *role = j->head ? PLAN_ROLE_HEAD : PLAN_ROLE_WORKER;
+    snprintf(head_host, ADDRESS_HOST_MAX_BYTES, "%s", j->head_host);
+    snprintf(p->job, sizeof(p->job), "%s", j->name);
+    snprintf(p->task, sizeof(p->task), "%s", j->replicated_job);
+    p->index = j->pod_index;
+    p->workers_expected = j->worker_jobs * j->pods_per_job;
+    p->workers_from = "jobset";
+    plan_evidence(p->role_from, "%s (replicatedjob-name=%s, job-index=%ld) and JOB_COMPLETION_INDEX=%ld",
+                  PODLABELS_FILE, j->replicated_job, j->job_index, j->pod_index);
+    if (j->head_host[0])
+        plan_evidence(p->head_from, "%s (jobset-name=%s) and /etc/hosts (subdomain %s)", PODLABELS_FILE, j->name,
+                      j->subdomain);
+}
+
+/* What detection works from: read once, before any source is looked at, so that every source's
+ * evidence can be shown whichever of them decided. */
+struct detect_ctx {
+    const struct plan_input *in;
+    const struct pod_view *pod;
+    bool role_given;         /* RAYBOOT_ROLE is set */
+    bool address_given;      /* RAYBOOT_HEAD_ADDRESS is set */
+    const char *index_text;  /* JOB_COMPLETION_INDEX, or NULL */
+    struct volcano_tasks vt; /* Volcano's host lists (ntasks 0: none) */
+    struct plan *p;
+    struct detection *d;
+};
+
+static int volcano_source(struct detect_ctx *c, struct errbuf *err)
+{
+    if (c->vt.ntasks == 0)
+        return 0;
+    c->p->source = PLAN_SOURCE_VOLCANO;
+    return detect_volcano(c->in, c->pod, &c->vt, c->role_given, c->p, c->d, err) < 0 ? -1 : 1;
+}
+
+static void volcano_shown(const struct detect_ctx *c, char out[PLAN_EVIDENCE_MAX_BYTES])
+{
+    if (c->vt.ntasks > 0)
+        plan_evidence(out, "%s", c->vt.origin);
+}
+
+static int lws_source(struct detect_ctx *c, struct errbuf *err)
+{
+    int found = lws_parse(c->in->envp, c->pod->hostname, &c->p->lws, &c->p->warnings, err);
+    if (found <= 0)
+        return found;
+    if (from_lws(c->p, &c->d->role, c->d->head_host, err) < 0)
+        return -1;
+    c->d->found = true;
+    return 1;
+}
+
+static void lws_shown(const struct detect_ctx *c, char out[PLAN_EVIDENCE_MAX_BYTES])
+{
+    static const char *const vars[] = {"LWS_WORKER_INDEX", "LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE"};
+    for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+        const char *value = env_lookup(c->in->envp, vars[v]);
+        if (value) {
+            plan_evidence(out, "%s=%.60s", vars[v], value);
+            return;
+        }
+    }
+}
+
+static int jobset_source(struct detect_ctx *c, struct errbuf *err)
+{
+    const struct jobset_input js = {
+        .labels = NULL,
+        .envp = c->in->envp,
+        .hostname = c->pod->hostname,
+        .fqdn = c->pod->fqdn,
+        .head_job = c->in->plugin->head_task,
+        .role_given = c->role_given,
+        .address_given = c->address_given,
+    };
+    int found = jobset_load(c->pod->root, &js, &c->p->jobset, &c->p->warnings, err);
+    if (found <= 0)
+        return found;
+    from_jobset(c->p, &c->d->role, c->d->head_host);
+    c->d->found = true;
+    return 1;
+}
+
+static void jobset_shown(const struct detect_ctx *c, char out[PLAN_EVIDENCE_MAX_BYTES])
+{
+    if (c->p->source == PLAN_SOURCE_JOBSET || jobset_present(c->pod->root))
+        plan_evidence(out, "%s", PODLABELS_FILE);
+}
+
+static int indexed_job_source(struct detect_ctx *c, struct errbuf *err)
+{
+    if (!c->index_text)
+        return 0;
+    c->p->source = PLAN_SOURCE_INDEXED_JOB;
+    return detect_indexed_job(c->pod, c->index_text, c->address_given, c->p, c->d, err) < 0 ? -1 : 1;
+}
+
+/* A JobSet's JOB_COMPLETION_INDEX is its own, not another source. */
+static void indexed_job_shown(const struct detect_ctx *c, char out[PLAN_EVIDENCE_MAX_BYTES])
+{
+    if (c->index_text && c->p->source != PLAN_SOURCE_JOBSET)
+        plan_evidence(out, "JOB_COMPLETION_INDEX=%.40s", c->index_text);
+}
+
+/* The sources in rayboot's order: the first that describes the pod decides (explicit settings
+ * come before all of them, in plan.c). Each brings its own evidence, so reordering them moves
+ * both. */
+static const struct source {
+    enum plan_source source;
+    /* 1: this source describes the pod (p and d filled), 0: it does not, -1: error in err. */
+    int (*decide)(struct detect_ctx *c, struct errbuf *err);
+    /* What of this source the pod shows ("" when nothing), for the warning when another decided. */
+    void (*shown)(const struct detect_ctx *c, char out[PLAN_EVIDENCE_MAX_BYTES]);
+} sources[] = {
+    {.source = PLAN_SOURCE_VOLCANO, .decide = volcano_source, .shown = volcano_shown},
+    {.source = PLAN_SOURCE_LWS, .decide = lws_source, .shown = lws_shown},
+    {.source = PLAN_SOURCE_JOBSET, .decide = jobset_source, .shown = jobset_shown},
+    {.source = PLAN_SOURCE_INDEXED_JOB, .decide = indexed_job_source, .shown = indexed_job_shown},
+};
+#define SOURCES (sizeof(sources) / sizeof(sources[0]))
+
+/* "volcano, lws, jobset, indexed-job": the order, as the warning says it. */
+static void order_text(char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < SOURCES && used < cap; k++) {
+        int n = text_format(out + used, cap - used, "%s%s", k ? ", " : "", plan_source_name(sources[k].source));
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* After sources[decided] described the pod: a warning for every other source it shows. */
+static int warn_others(const struct detect_ctx *c, size_t decided, struct errbuf *err)
+{
+    char shown[SOURCES][PLAN_EVIDENCE_MAX_BYTES], order[128];
+    for (size_t k = 0; k < SOURCES; k++) {
+        shown[k][0] = '\0';
+        sources[k].shown(c, shown[k]);
+    }
+    order_text(order, sizeof(order));
+    for (size_t k = 0; k < SOURCES; k++) {
+        const char *winner = plan_source_name(sources[decided].source);
+        if (k == decided || !shown[k][0])
+            continue;
+        if (pushed(strv_pushf(&c->p->warnings,
+                              "both %s (%s) and %s (%s) describe this pod; %s comes first in rayboot's order "
+                              "(RAYBOOT_ROLE and RAYBOOT_HEAD_ADDRESS, then %s), so %s is ignored",
+                              winner, shown[decided], plan_source_name(sources[k].source), shown[k], winner, order,
+                              shown[k]),
+                   err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int decide_source(struct detect_ctx *c, struct errbuf *err)
+{
+    for (size_t k = 0; k < SOURCES; k++) {
+        int rc = sources[k].decide(c, err);
+        if (rc < 0)
+            return -1;
+        if (rc > 0)
+            return c->d->found ? warn_others(c, k, err) : 0;
+    }
+    if (!c->role_given)
+        return errbuf_set(err,
+                          "cannot tell whether this pod is the Ray head or a worker: set "
+                          "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
+                          "or run it in a Volcano Job with the svc plugin, a LeaderWorkerSet (LWS_*), a "
+                          "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
+                          PODLABELS_FILE);
+    return 0;
+}
+
+int detect_source(const struct plan_input *in, const struct pod_view *pod, bool role_given, bool address_given,
+                  struct plan *p, struct detection *d, struct errbuf *err)
+{
+    struct detect_ctx c = {
+        .in = in,
+        .pod = pod,
+        .role_given = role_given,
+        .address_given = address_given,
+        .index_text = env_lookup_nonempty(in->envp, "JOB_COMPLETION_INDEX"),
+        .p = p,
+        .d = d,
+    };
+    int rc;
+    if (volcano_load(pod->root, in->envp, &c.vt, err) < 0)
+        return -1;
+    rc = decide_source(&c, err);
+    if (c.vt.ntasks > 0)
+        volcano_tasks_free(&c.vt); /* the evidence pointed into it */
+    return rc;
 }

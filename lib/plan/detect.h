@@ -1,6 +1,6 @@
-/* Source detection: what the pod's orchestrator says about it. A Volcano Job's svc plugin host
- * lists (every task, the head task, this pod's task and index, the workers to expect), or an
- * Indexed Job's index and subdomain. Explicit settings and the final decision are plan.c's. */
+/* Platform detection: which source describes this pod (Volcano, LeaderWorkerSet, JobSet, an
+ * Indexed Job, in that order) and what it says. Explicit settings and the final decision are
+ * plan.c's. */
 #ifndef RAYBOOT_DETECT_H
 #define RAYBOOT_DETECT_H
 
@@ -9,23 +9,21 @@
 #include "errbuf.h"
 #include "plandata.h"
 #include "podview.h"
-#include "volcano.h"
 
 /* A detected topology, before ray start is built. */
 struct detection {
     bool found; /* this pod is in it (role is valid) */
     enum plan_role role;
-    char head_host[ADDRESS_HOST_MAX_BYTES];
+    char head_host[ADDRESS_HOST_MAX_BYTES]; /* the head's name below the namespace ("" unknown) */
 };
 
-/* From Volcano's host lists vt: p's job, task, index, tasks and workers_expected (with warnings).
- * role_given: RAYBOOT_ROLE is set, so a pod missing from the lists is a warning, not an error. */
-int detect_volcano(const struct plan_input *in, const struct pod_view *pod, const struct volcano_tasks *vt,
-                   bool role_given, struct plan *p, struct detection *d, struct errbuf *err);
-
-/* From JOB_COMPLETION_INDEX (index_text): p's job and index, the head at index 0 of the same
- * subdomain. explicit_head: RAYBOOT_HEAD_ADDRESS names the head, so a missing subdomain is fine. */
-int detect_indexed_job(const struct pod_view *pod, const char *index_text, bool explicit_head, struct plan *p,
-                       struct detection *d, struct errbuf *err);
+/* The first source in rayboot's order that describes this pod fills p (source, job, task, index,
+ * workers_expected, their evidence, p->lws or p->jobset, warnings) and d, with a warning for every
+ * other source the pod shows. None is an error only when RAYBOOT_ROLE is not set (role_given).
+ * role_given also turns a pod missing from Volcano's lists into a warning; address_given
+ * (RAYBOOT_HEAD_ADDRESS) means no subdomain is needed to name the head. Returns 0, or -1 with a
+ * message naming the variable, label or file at fault. */
+int detect_source(const struct plan_input *in, const struct pod_view *pod, bool role_given, bool address_given,
+                  struct plan *p, struct detection *d, struct errbuf *err);
 
 #endif

@@ -13,15 +13,12 @@
 #include "env.h"
 #include "fsroot.h"
 #include "nofile.h"
-#include "plan_platform.h"
-#include "podlabels.h"
 #include "podview.h"
 #include "raylabels.h"
 #include "raystart.h"
 #include "resolvconf.h"
 #include "shm.h"
 #include "text.h"
-#include "volcano.h"
 
 static int copy_str(char *dst, size_t cap, const char *src)
 {
@@ -51,50 +48,6 @@ static int parse_role(const char *text, enum plan_role *role, struct errbuf *err
     else
         return errbuf_set(err, "RAYBOOT_ROLE=%.40s: expected head, worker or submitter", text);
     return 0;
-}
-
-/* Which source describes this pod (Volcano, LeaderWorkerSet or JobSet, an Indexed Job), into d,
- * warning about any other that is present too. None found is an error only when RAYBOOT_ROLE does
- * not say the role either. */
-static int detect_source(const struct plan_input *in, const struct pod_view *pod, const char *role_text,
-                         const char *address, struct plan *p, struct detection *d, struct errbuf *err)
-{
-    const char *index_text = env_lookup_nonempty(in->envp, "JOB_COMPLETION_INDEX");
-    struct volcano_tasks vt;
-    const char *volcano_origin = NULL;
-    int found;
-
-    if (volcano_load(pod->root, in->envp, &vt, err) < 0)
-        return -1;
-    if (vt.ntasks > 0) {
-        p->source = PLAN_SOURCE_VOLCANO;
-        volcano_origin = vt.origin;
-        int rc = detect_volcano(in, pod, &vt, role_text != NULL, p, d, err);
-        if (rc < 0) {
-            volcano_tasks_free(&vt);
-            return -1;
-        }
-    } else if ((found = plan_platform_detect(in, pod->root, pod->hostname, pod->fqdn, role_text != NULL,
-                                             address != NULL, p, &d->role, d->head_host, err)) != 0) {
-        if (found < 0)
-            return -1;
-        d->found = true;
-    } else if (index_text) {
-        p->source = PLAN_SOURCE_INDEXED_JOB;
-        if (detect_indexed_job(pod, index_text, address != NULL, p, d, err) < 0)
-            return -1;
-    } else if (!role_text) {
-        return errbuf_set(err,
-                          "cannot tell whether this pod is the Ray head or a worker: set "
-                          "RAYBOOT_ROLE=head or RAYBOOT_ROLE=worker (with RAYBOOT_HEAD_ADDRESS=host:port), "
-                          "or run it in a Volcano Job with the svc plugin, a LeaderWorkerSet (LWS_*), a "
-                          "JobSet (its labels at %s) or an Indexed Job (JOB_COMPLETION_INDEX)",
-                          PODLABELS_FILE);
-    }
-    found = d->found ? plan_platform_warn_others(in, pod->root, volcano_origin, index_text, p, err) : 0;
-    if (vt.ntasks > 0)
-        volcano_tasks_free(&vt); /* volcano_origin points into it */
-    return found < 0 ? -1 : 0;
 }
 
 /* The head's address: RAYBOOT_HEAD_ADDRESS (host, port) over the detected head, else the detected
@@ -150,7 +103,7 @@ static int decide(const struct plan_input *in, const struct pod_view *pod, struc
         return -1;
     if (address && address_parse(address, host, &port, err) < 0)
         return errbuf_prefix(err, "RAYBOOT_HEAD_ADDRESS=%.80s", address);
-    if (detect_source(in, pod, role_text, address, p, &d, err) < 0)
+    if (detect_source(in, pod, role_text != NULL, address != NULL, p, &d, err) < 0)
         return -1;
 
     p->role = d.role;

@@ -19,7 +19,7 @@
 
 enum plan_role { PLAN_ROLE_HEAD, PLAN_ROLE_WORKER, PLAN_ROLE_SUBMITTER };
 /* Where the plan came from. Detection looks at volcano, lws, jobset, indexed-job in that order and
- * the first one present decides (lib/plan/plan_platform.c warns about the others); explicit settings
+ * the first one present decides (lib/plan/detect.c, which warns about the others); explicit settings
  * (RAYBOOT_ROLE, RAYBOOT_HEAD_ADDRESS) win over all of them. */
 enum plan_source {
     PLAN_SOURCE_VOLCANO,
