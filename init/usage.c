@@ -76,6 +76,9 @@ static const char usage_text[] =
     "  Also read: HOSTNAME, JOB_COMPLETION_INDEX (Indexed Jobs, JobSets), VC_<TASK>_HOSTS, VC_<TASK>_NUM,\n"
     "  VK_TASK_INDEX, VC_TASK_INDEX (Volcano), LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX\n"
     "  (LeaderWorkerSet), NVIDIA_VISIBLE_DEVICES (GPU count).\n"
+    "  GCS fault tolerance (docs/gcs-ft.md): the head reads RAY_REDIS_ADDRESS,\n"
+    "  RAY_external_storage_namespace, REDIS_PASSWORD and REDIS_USERNAME (it deletes its namespace\n"
+    "  from Redis when its command ends); a worker, RAY_gcs_rpc_server_reconnect_timeout_s (60).\n"
     "\n"
     "Sources, in the order they are looked at (the first present decides, a warning names any other;\n"
     "RAYBOOT_ROLE and RAYBOOT_HEAD_ADDRESS win over all): volcano (/etc/volcano or VC_*_HOSTS), lws\n"
@@ -88,8 +91,8 @@ static const char usage_text[] =
     "\n"
     "Exit codes: 0 success; 2 usage or configuration error (also: the GCS or dashboard refused the Ray\n"
     "  token; submitter: the dashboard refused the job);\n"
-    "  73 `install` could not write into DIR; 75 a wait's deadline passed; submitter: 1 the job FAILED, 3 it was "
-    "STOPPED;\n"
+    "  70 rayboot itself failed (its prober was killed, a syscall failed); 73 `install` could not write\n"
+    "  into DIR; 75 a wait's deadline passed; submitter: 1 the job FAILED, 3 it was STOPPED;\n"
     "  126/127 COMMAND could not be executed / was not found; otherwise COMMAND's own code, or\n"
     "  128+N when signal N ended it.\n";
 

@@ -1,5 +1,7 @@
 """The repository's own checks (`make lint`) can fail: each is run on a planted violation in a
 temporary copy, and on the tree as it is."""
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +70,53 @@ int widget_long(void)
                  "widget.c:31: widget_long() is 83 lines long (at most 80)"):
         assert any(what in line for line in found), f"{what!r} not in:\n{r.stderr}"
     assert len(found) == 6, r.stderr  # nothing in the comment, the string or quiet()
+
+
+def tree_copy(dst):
+    """The repository's tracked files (and new ones), without build/, into DST: the docs check run
+    on a copy can be given a drifted doc without touching the tree."""
+    out = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         capture_output=True, text=True, check=True, timeout=30)
+    for name in filter(None, out.stdout.split("\0")):
+        src = REPO / name
+        if src.is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / name)
+    return dst
+
+
+def check_docs(root, rayboot_bin, sidecar_bin):
+    return subprocess.run([sys.executable, str(root / "scripts" / "check-docs.py"), str(rayboot_bin),
+                           str(sidecar_bin)], capture_output=True, text=True, timeout=120)
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_check_docs_fails_on_each_drifted_doc(tmp_path, rayboot_bin, sidecar_bin):
+    root = tree_copy(tmp_path)
+    r = check_docs(root, rayboot_bin, sidecar_bin)
+    assert r.returncode == 0, r.stderr  # the tree as it is
+    # A variable the code reads that no doc names; an exit code dropped from the table; a README
+    # figure that is not the bench's; a test FAULTS.md cites that is gone; a file HACKING names.
+    edit(root / "init" / "submit.c", 'env_lookup_nonempty(envp, "RAYBOOT_SUBMISSION_ID")',
+         'env_lookup_nonempty(envp, "RAYBOOT_PLANTED")')
+    edit(root / "docs" / "configuration.md", "| 73 |", "| 74 |")
+    bench = json.loads((root / "bench" / "results" / "latest.json").read_text())
+    p50 = bench["join_latency_ms"]["rayboot"]["p50"]
+    planted = f"{p50 + 0.1:.1f}"
+    edit(root / "README.md", f"| {p50:.1f} ms (", f"| {planted} ms (")
+    (root / "tests" / "contract" / "test_submit.py").write_text("")
+    edit(root / "HACKING.md", "`lib/plan/lws.c`", "`lib/plan/lvs.c`")
+    r = check_docs(root, rayboot_bin, sidecar_bin)
+    assert r.returncode == 1
+    for what in ("init/submit.c reads RAYBOOT_PLANTED, which docs/configuration.md does not document",
+                 "rayboot reads RAYBOOT_PLANTED (init/submit.c), which its --help does not name",
+                 "init/install.c exits 73 (EXIT_CANT_CREATE), which docs/configuration.md does not list",
+                 f": {planted} in ", f"but bench/results/latest:join_latency_ms.rayboot.p50 is {p50:.1f}",
+                 "which contract/test_submit.py does not define",
+                 "HACKING.md:", "names lib/plan/lvs.c, which is not in the tree"):
+        assert what in r.stderr, f"{what!r} not in:\n{r.stderr}"
