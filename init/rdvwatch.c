@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "address.h"
+#include "helper.h"
 #include "rdvauth.h"
 #include "rdvmsg.h"
 #include "sandbox.h"
@@ -155,21 +156,27 @@ static void child_main(const char *addr, int port, pid_t parent, struct watch_au
     watch(fd, a);
 }
 
+/* What the child is given. */
+struct watch_args {
+    const char *addr;
+    int port;
+    pid_t parent;
+    struct watch_auth auth;
+};
+
+static int child(int no_channel, void *arg)
+{
+    struct watch_args *a = arg;
+    (void)no_channel; /* its outcome is its exit status */
+    child_main(a->addr, a->port, a->parent, &a->auth);
+    return WATCH_EXIT_CONFINE;
+}
+
 int rdvwatch_start(struct rdvwatch *w, const char *addr, int port, const struct hmac_sha256_key *key,
                    const char *cluster_id, struct errbuf *err)
 {
-    struct watch_auth a = {key, {0}, cluster_id};
-    pid_t parent = getpid(), pid;
-    w->pid = -1;
-    pid = fork();
-    if (pid < 0)
-        return errbuf_set(err, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        child_main(addr, port, parent, &a);
-        _exit(WATCH_EXIT_CONFINE);
-    }
-    w->pid = pid;
-    return 0;
+    struct watch_args a = {addr, port, getpid(), {key, {0}, cluster_id}};
+    return helper_start(&w->pid, NULL, -1, -1, child, &a, err);
 }
 
 enum rdvwatch_outcome rdvwatch_outcome(int status, struct errbuf *err)
@@ -204,9 +211,6 @@ enum rdvwatch_outcome rdvwatch_outcome(int status, struct errbuf *err)
 
 void rdvwatch_stop(struct rdvwatch *w)
 {
-    if (w->pid > 0) {
-        kill(w->pid, SIGKILL);
-        waitpid(w->pid, NULL, 0);
-    }
-    w->pid = -1;
+    /* No channel tells it to end, and rayboot's signals are blocked in it: no grace. */
+    helper_stop(&w->pid, NULL, 0, NULL);
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helper.h"
 #include "monotime.h"
 #include "rdvauth.h"
 #include "sandbox.h"
@@ -42,6 +43,8 @@
 /* Descriptors kept free below RLIMIT_NOFILE: stdio, the listener, the control socket and the
  * one accept4 that makes room by evicting the oldest held connection. */
 #define RENDEZVOUS_SPARE_FDS 8
+/* Closing the control socket ends the child's loop at once; one that does not go is killed. */
+#define RENDEZVOUS_STOP_GRACE_MS 200
 
 /* The child's allowlist: what its loop calls, nothing more (no open, no connect, no read of a
  * worker's bytes: recv is for the control socket). */
@@ -352,36 +355,35 @@ static int listen_on(int port, struct errbuf *err)
     return fd;
 }
 
+/* What the child is given: the listening socket and the key. */
+struct child_args {
+    int listen_fd;
+    const struct hmac_sha256_key *key;
+};
+
+static int child(int control_fd, void *arg)
+{
+    const struct child_args *a = arg;
+    child_main(a->listen_fd, control_fd, a->key);
+    return 0;
+}
+
 int rendezvous_start(struct rendezvous *r, int port, const struct hmac_sha256_key *key, struct errbuf *err)
 {
-    int sv[2], listen_fd;
-    pid_t pid;
+    int sv[2], rc;
+    struct child_args a = {-1, key};
     r->pid = -1;
     r->fd = -1;
-    listen_fd = listen_on(port, err);
-    if (listen_fd < 0)
+    a.listen_fd = listen_on(port, err);
+    if (a.listen_fd < 0)
         return RENDEZVOUS_NO_PORT;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        close(listen_fd);
+        close(a.listen_fd);
         return errbuf_set(err, "socketpair: %s", strerror(errno));
     }
-    pid = fork();
-    if (pid < 0) {
-        close(listen_fd);
-        close(sv[0]);
-        close(sv[1]);
-        return errbuf_set(err, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(sv[0]);
-        child_main(listen_fd, sv[1], key);
-        _exit(0);
-    }
-    close(listen_fd);
-    close(sv[1]);
-    r->pid = pid;
-    r->fd = sv[0];
-    return 0;
+    rc = helper_start(&r->pid, &r->fd, sv[0], sv[1], child, &a, err);
+    close(a.listen_fd); /* the child's */
+    return rc;
 }
 
 /* One control message to the child; a child that is gone or busy is no matter (it exits with us). */
@@ -415,19 +417,5 @@ void rendezvous_finished(struct rendezvous *r)
 
 void rendezvous_stop(struct rendezvous *r)
 {
-    if (r->fd >= 0)
-        close(r->fd);
-    r->fd = -1;
-    if (r->pid > 0) {
-        /* Closing the control socket ends its loop at once; a child that does not go is killed. */
-        struct timespec pause = {0, 10 * 1000 * 1000};
-        pid_t reaped = 0;
-        for (int i = 0; i < 20 && (reaped = waitpid(r->pid, NULL, WNOHANG)) == 0; i++)
-            nanosleep(&pause, NULL);
-        if (reaped == 0) {
-            kill(r->pid, SIGKILL);
-            waitpid(r->pid, NULL, 0);
-        }
-    }
-    r->pid = -1;
+    helper_stop(&r->pid, &r->fd, RENDEZVOUS_STOP_GRACE_MS, NULL);
 }

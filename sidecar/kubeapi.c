@@ -23,6 +23,7 @@
 #include "apitls.h"
 #include "dnsname.h"
 #include "fsroot.h"
+#include "helper.h"
 #include "httpc.h"
 #include "podreason.h"
 #include "sandbox.h"
@@ -35,6 +36,8 @@
 /* A cluster's CA bundle is a certificate or a few. */
 #define CA_MAX_BYTES (256 * 1024)
 #define KUBEAPI_CONNECT_TIMEOUT_MS 1000
+/* A reader whose pipe reached EOF is exiting: this is ample, and the loop is not held longer. */
+#define KUBEAPI_STOP_GRACE_MS 100
 /* The name in every API server certificate's subjectAltName (kubeadm, k3s, EKS, GKE, AKS). */
 #define KUBEAPI_NAME "kubernetes.default.svc"
 
@@ -194,11 +197,34 @@ static int check_target(const struct kubeapi_target *t, const char *token, size_
     return 0;
 }
 
+/* What the API reader is given: the target, the token (wiped once used) and a line to write. */
+struct reader_args {
+    const struct kubeapi_target *t;
+    char *token;
+    size_t token_len;
+    char *line;
+    size_t cap;
+};
+
+static int reader(int fd, void *arg)
+{
+    const struct reader_args *a = arg;
+    /* Like the prober, it keeps none of the sidecar's descriptors (listening and client
+     * sockets, the prober's socket): only its pipe to the parent. */
+    int out = scrub_fds(fd);
+    if (out < 0)
+        return 0; /* the parent reads EOF: "the API reader failed" */
+    fetch_and_describe(a->t, a->token, out, a->line, a->cap);
+    forget(a->token, a->token_len);
+    (void)!write(out, a->line, strlen(a->line));
+    return 0;
+}
+
 int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t, long now_ms, struct errbuf *err)
 {
     char *token = NULL, line[sizeof(f->line)];
     size_t token_len = 0;
-    int fds[2];
+    int fds[2], rc;
 
     memset(f, 0, sizeof(*f));
     f->fd = -1;
@@ -220,41 +246,22 @@ int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t
         free(token);
         return errbuf_set(err, "pipe: %s", strerror(errno));
     }
-    f->pid = fork();
-    if (f->pid < 0) {
-        forget(token, token_len);
-        free(token);
-        close(fds[0]);
-        close(fds[1]);
-        return errbuf_set(err, "fork: %s", strerror(errno));
-    }
-    if (f->pid == 0) {
-        /* Like the prober, it keeps none of the sidecar's descriptors (listening and client
-         * sockets, the prober's socket): only its pipe to the parent. */
-        int out = scrub_fds(fds[1]);
-        if (out < 0)
-            _exit(0); /* the parent reads EOF: "the API reader failed" */
-        fetch_and_describe(t, token, out, line, sizeof(line));
-        forget(token, token_len);
-        (void)!write(out, line, strlen(line));
-        _exit(0);
+    {
+        struct reader_args a = {t, token, token_len, line, sizeof(line)};
+        rc = helper_start(&f->pid, &f->fd, fds[0], fds[1], reader, &a, err);
     }
     forget(token, token_len);
     free(token);
-    close(fds[1]);
-    f->fd = fds[0];
+    if (rc < 0)
+        return -1;
     f->deadline_ms = now_plus(now_ms, KUBEAPI_TIMEOUT_MS);
     return 0;
 }
 
+/* The reader is done (its pipe at EOF): it is exiting, and is not waited for longer. */
 static void finish(struct kubeapi_fetch *f)
 {
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
-    if (f->pid > 0)
-        waitpid(f->pid, NULL, 0);
-    f->pid = -1;
+    helper_stop(&f->pid, &f->fd, KUBEAPI_STOP_GRACE_MS, NULL);
 }
 
 bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
@@ -287,7 +294,5 @@ bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
 
 void kubeapi_reason_cancel(struct kubeapi_fetch *f)
 {
-    if (f->pid > 0)
-        kill(f->pid, SIGKILL);
-    finish(f);
+    helper_stop(&f->pid, &f->fd, 0, NULL);
 }

@@ -12,9 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helper.h"
 #include "log.h"
 #include "monotime.h"
 #include "prober_child.h"
+
+/* Closing its socket ends the prober's loop; one stuck in a call is not waited for longer. */
+#define PROBER_STOP_GRACE_MS 500
 
 int prober_end_reason(pid_t pid, int status, struct errbuf *err)
 {
@@ -33,10 +37,8 @@ static int prober_died(struct prober *p, struct errbuf *err)
 {
     int status = 0;
     pid_t pid = p->pid;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid) {
-        p->pid = -1;
+    if (helper_reap(&p->pid, &status) == 0)
         return prober_end_reason(pid, status, err);
-    }
     return errbuf_set(err, "the prober is gone");
 }
 
@@ -50,8 +52,7 @@ static int receive_reply(struct prober *p, struct prober_reply *reply, long time
         ssize_t n;
         int rc;
         if (left <= 0) {
-            kill(p->pid, SIGKILL);
-            prober_died(p, err);
+            helper_stop(&p->pid, NULL, 0, NULL);
             return errbuf_set(err, "the prober did not answer within %ld ms and was killed", timeout_ms);
         }
         rc = poll(&pfd, 1, (int)left);
@@ -72,29 +73,22 @@ static int receive_reply(struct prober *p, struct prober_reply *reply, long time
     }
 }
 
+static int child(int fd, void *root)
+{
+    prober_child_main(fd, root);
+}
+
 int prober_start(struct prober *p, const char *root, struct errbuf *err)
 {
     int sv[2];
     struct prober_reply hello;
-    pid_t pid;
 
     p->pid = -1;
     p->fd = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return errbuf_set(err, "socketpair: %s", strerror(errno));
-    pid = fork();
-    if (pid < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return errbuf_set(err, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(sv[0]);
-        prober_child_main(sv[1], root);
-    }
-    close(sv[1]);
-    p->pid = pid;
-    p->fd = sv[0];
+    if (helper_start(&p->pid, &p->fd, sv[0], sv[1], child, (void *)root, err) < 0)
+        return -1;
     /* The first message says whether set-up and confinement worked. */
     if (receive_reply(p, &hello, 5000, err) < 0)
         return -1;
@@ -153,35 +147,18 @@ enum prober_status prober_ask(struct prober *p, const struct prober_request *req
 
 void prober_abort(struct prober *p)
 {
-    if (p->pid > 0) {
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, NULL, 0);
-    }
-    p->pid = -1;
-    prober_stop(p);
+    helper_stop(&p->pid, &p->fd, 0, NULL);
 }
 
 void prober_stop(struct prober *p)
 {
     int status = 0;
-    pid_t reaped = 0;
-    if (p->fd >= 0)
-        close(p->fd);
-    p->fd = -1;
-    if (p->pid > 0) {
-        /* Closing the socket ends its loop; a prober stuck in a call is not waited for. */
-        struct timespec pause = {0, 10 * 1000 * 1000};
-        for (int i = 0; i < 50 && (reaped = waitpid(p->pid, &status, WNOHANG)) == 0; i++)
-            nanosleep(&pause, NULL);
-        if (reaped == 0) {
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, NULL, 0);
-        } else if (reaped == p->pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
-            /* Even on its way out (exit_group), a call outside the allowlist is a bug to report. */
-            struct errbuf err;
-            prober_end_reason(p->pid, status, &err);
-            log_warn("%s", err.msg);
-        }
+    pid_t pid = p->pid;
+    if (helper_stop(&p->pid, &p->fd, PROBER_STOP_GRACE_MS, &status) == 0 && WIFSIGNALED(status) &&
+        WTERMSIG(status) == SIGSYS) {
+        /* Even on its way out (exit_group), a call outside the allowlist is a bug to report. */
+        struct errbuf err;
+        prober_end_reason(pid, status, &err);
+        log_warn("%s", err.msg);
     }
-    p->pid = -1;
 }
