@@ -10,6 +10,8 @@
 3. Public names carry the module's prefix: a function that is not `static` in lib/LAYER/x.c is
    named `x` or `x_...` (or one of PREFIX_ALIASES' prefixes, each with its reason).
 4. No function over 80 lines.
+5. fork() only in lib/base/helper.c (a helper running our code: started, stopped and reaped one
+   way) and lib/base/proc.c (proc_spawn: a child that execs).
 
 Comments and string literals are blanked before anything is matched. Prints FILE:LINE: what is
 wrong, and exits 1 if anything is.
@@ -44,6 +46,8 @@ BANNED_CALL = re.compile(r"(?<![\w.>])(" + "|".join(sorted(BANNED)) + r")\s*\(")
 VOLATILE_WIPE = re.compile(r"\bvolatile\s+(?:unsigned\s+char|signed\s+char|char|uint8_t|u?int\w*)\s*\*")
 SECRET_NAME = r"\w*(?:secret|token|passw|cred|key|auth|hmac)\w*"
 SECRET_MEMSET = re.compile(r"\bmemset\s*\(\s*(?:&|\(void\s*\*\))?\s*[\w.>-]*?\b" + SECRET_NAME + r"\b", re.I)
+FORK = re.compile(r"(?<![\w.>])v?fork\s*\(")
+FORK_HOMES = ("lib/base/helper.c", "lib/base/proc.c")
 # A function definition: its head (no ';', '{', '}', '=' or '#' in it), then '{' at column 0.
 DEFINITION = re.compile(r"^([A-Za-z_][^;{}=#]*?)\b([A-Za-z_]\w*)\s*\(([^;{}]*?)\)\s*\n\{", re.M)
 
@@ -123,6 +127,10 @@ def check(path, rel):
         problems.append((line_of(code, m.start()), f"{m.group(1)}() is banned: use {BANNED[m.group(1)]}"))
     for m in VOLATILE_WIPE.finditer(code):
         problems.append((line_of(code, m.start()), "a hand-rolled wipe through a volatile pointer: use explicit_bzero"))
+    if not rel.endswith(FORK_HOMES):
+        for m in FORK.finditer(code):
+            problems.append((line_of(code, m.start()), "fork outside lib/base/helper.c and proc.c: start a helper "
+                             "with helper_start, a program with proc_spawn"))
     for m in SECRET_MEMSET.finditer(code):
         problems.append((line_of(code, m.start()), "a secret cleared with memset: use explicit_bzero"))
     prefixes = module_prefixes(rel)

@@ -51,7 +51,7 @@ void widget_wipe(unsigned char *token_buf, size_t n)
 
 int gadget_size(void)
 {
-    return 1;
+    return fork() > 0;
 }
 
 int widget_long(void)
@@ -67,9 +67,10 @@ int widget_long(void)
                  "widget.c:20: a hand-rolled wipe through a volatile pointer: use explicit_bzero",
                  "widget.c:23: a secret cleared with memset: use explicit_bzero",
                  "widget.c:26: gadget_size() is public but lacks its module's prefix (widget_)",
+                 "widget.c:28: fork outside lib/base/helper.c and proc.c: start a helper with helper_start",
                  "widget.c:31: widget_long() is 83 lines long (at most 80)"):
         assert any(what in line for line in found), f"{what!r} not in:\n{r.stderr}"
-    assert len(found) == 6, r.stderr  # nothing in the comment, the string or quiet()
+    assert len(found) == 7, r.stderr  # nothing in the comment, the string or quiet()
 
 
 def tree_copy(dst):
