@@ -227,12 +227,24 @@ static void raise_nofile(long target)
         log_info("open files: soft limit raised to %llu (hard %llu)", soft, (unsigned long long)rl.rlim_max);
 }
 
-/* Ray's TLS refused, Ray's token found (or refused) before anything starts; says where the
- * token came from, never what it is. */
-static int load_auth(const char *const *envp, const char *root, struct rayauth *auth, struct errbuf *err)
+/* Ray's TLS refused, Ray's token found (or refused) before anything starts, and token mode refused
+ * on a Ray too old to check the token (the plan read its version; the submitter runs no Ray); says
+ * where the token came from, never what it is. */
+static int load_auth(const char *const *envp, const char *root, const struct plan *plan, struct rayauth *auth,
+                     struct errbuf *err)
 {
+    const struct rayversion *ray = &plan->labels.ray;
     if (rayauth_check_tls(envp, err) < 0 || rayauth_load(envp, root, auth, err) < 0)
         return -1;
+    if (plan->role != PLAN_ROLE_SUBMITTER) {
+        int rc = rayauth_check_ray(auth, ray->version, ray->from, err);
+        if (rc < 0) {
+            rayauth_clear(auth);
+            return -1;
+        }
+        if (rc > 0)
+            log_warn("%s", err->msg);
+    }
     if (auth->token_mode)
         log_info("Ray token authentication: the token from %s%s", auth->source,
                  auth->enable_for_ray ? " (RAY_AUTH_MODE is unset: ray start and the command get RAY_AUTH_MODE=token, "
@@ -280,7 +292,7 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
         log_info("the command runs on the head (index 0); this worker only runs Ray");
         strv_free(&pod->plan.command);
     }
-    if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &auth, err) < 0)
+    if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &pod->plan, &auth, err) < 0)
         return EXIT_CONFIG;
     pod->token_mode = auth.token_mode;
     /* The rendezvous' key, bound to this cluster's name: kept as hash states, so the token itself

@@ -139,12 +139,13 @@ int raylabels_plan(const char *const *envp, const char *root, const char *ray, s
         return -1;
     /* Whether the user gave labels decides how loud a skipped --labels is. */
     text = text && text[0] ? text : NULL;
+    /* Read even when the labels are not rayboot's to pass: the token's check (init/run.c) asks too. */
+    rayversion_read(root, envp, ray, v);
     if (raystart_flag_value(&p->ray_start, "--labels"))
         return not_passed(p, text != NULL,
                           "RAYBOOT_RAY_START_ARGS gives --labels, which Ray takes instead of rayboot's "
                           "(give yours in " RAYLABELS_ENV " to have both)",
                           err);
-    rayversion_read(root, envp, ray, v);
     gate = v->version[0] ? dotversion_at_least(v->version, RAYLABELS_MIN_MAJOR, RAYLABELS_MIN_MINOR) : -1;
     if (gate == 1)
         return add_flag(p, err);

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dotversion.h"
 #include "env.h"
 #include "fsroot.h"
 #include "text.h"
@@ -168,6 +169,20 @@ void rayauth_clear(struct rayauth *a)
     explicit_bzero(a->header, sizeof(a->header));
     a->token_mode = false;
     a->enable_for_ray = false;
+}
+
+int rayauth_check_ray(const struct rayauth *a, const char *version, const char *from, struct errbuf *err)
+{
+    if (!a->token_mode || !version[0] || dotversion_at_least(version, RAYAUTH_MIN_MAJOR, RAYAUTH_MIN_MINOR) != 0)
+        return 0;
+    errbuf_set(err,
+               "%s: Ray %s (%s) has no token authentication (Ray 2.52 and later have it): its GCS and dashboard "
+               "accept anyone; %s",
+               a->enable_for_ray ? "a Ray token was found" : "RAY_AUTH_MODE=token", version, from,
+               a->enable_for_ray ? "the token is sent but nothing checks it (RAY_AUTH_MODE=disabled says so)"
+                                 : "use Ray 2.52 or later, or set RAY_AUTH_MODE=disabled and keep strangers out "
+                                   "with a NetworkPolicy");
+    return a->enable_for_ray ? 1 : -1;
 }
 
 int rayauth_check_tls(const char *const *envp, struct errbuf *err)

@@ -43,6 +43,18 @@ int rayauth_load(const char *const *envp, const char *root, struct rayauth *a, s
 /* Zeroes the header (the token) for good. */
 void rayauth_clear(struct rayauth *a);
 
+/* Ray's token authentication came in Ray 2.52; an older Ray ignores RAY_AUTH_MODE and serves anyone. */
+#define RAYAUTH_MIN_MAJOR 2UL
+#define RAYAUTH_MIN_MINOR 52UL
+
+/* Whether the Ray that will run (version: its package's, as the plan read it; from: the file it
+ * came from; "" when unknown) honours a's token mode. 0 when it does, when a is not in token mode,
+ * or when the version is unknown (nothing to go by); -1 with the reason when RAY_AUTH_MODE=token
+ * was asked for by name and Ray is older than 2.52 (a cluster that looks protected and serves
+ * anyone: exit 2); 1 with the same reason when token mode only followed a token that was found
+ * (RAY_AUTH_MODE unset): the caller warns and goes on, as Ray itself would. */
+int rayauth_check_ray(const struct rayauth *a, const char *version, const char *from, struct errbuf *err);
+
 /* RAY_USE_TLS as Ray reads it ("1" or "true", any case): -1 with the reason rayboot cannot join
  * such a cluster, 0 when TLS is off. */
 int rayauth_check_tls(const char *const *envp, struct errbuf *err);

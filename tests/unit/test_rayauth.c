@@ -282,6 +282,31 @@ static void test_odd_files(void **state)
     assert_non_null(strstr(err.msg, "RAY_AUTH_TOKEN_PATH"));
 }
 
+/* Ray older than 2.52 has no token authentication: asked for by name, token mode is refused there
+ * (a cluster that looks protected and serves anyone); found by itself, it is a warning; 2.52 and
+ * later, an unknown or unreadable version, and no token mode pass. */
+static void test_ray_without_tokens(void **state)
+{
+    struct rayauth named = {.token_mode = true, .enable_for_ray = false};
+    struct rayauth found = {.token_mode = true, .enable_for_ray = true};
+    struct rayauth off = {.token_mode = false};
+    const char *from = "/venv/lib/python3.11/site-packages/ray-2.51.9.dist-info/METADATA";
+    struct errbuf err;
+    (void)state;
+    assert_int_equal(rayauth_check_ray(&named, "2.51.9", from, &err), -1);
+    assert_non_null(strstr(err.msg, "RAY_AUTH_MODE=token: Ray 2.51.9"));
+    assert_non_null(strstr(err.msg, from));
+    assert_non_null(strstr(err.msg, "2.52 and later"));
+    assert_int_equal(rayauth_check_ray(&found, "2.10.0", from, &err), 1);
+    assert_non_null(strstr(err.msg, "nothing checks it"));
+    const char *fine[] = {"2.52.0", "2.52.0rc1", "2.60.0", "3.0.0.dev0", "", "unknown"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        assert_int_equal(rayauth_check_ray(&named, fine[i], from, &err), 0);
+        assert_int_equal(rayauth_check_ray(&found, fine[i], from, &err), 0);
+    }
+    assert_int_equal(rayauth_check_ray(&off, "2.10.0", from, &err), 0);
+}
+
 /* RAY_USE_TLS as Ray reads it: "1" or "true" in any case is on, and refused by name. */
 static void test_tls(void **state)
 {
@@ -313,6 +338,7 @@ int main(void)
         cmocka_unit_test_setup(test_bounds, clean),
         cmocka_unit_test_setup(test_odd_files, clean),
         cmocka_unit_test_setup(test_tls, clean),
+        cmocka_unit_test_setup(test_ray_without_tokens, clean),
     };
     return cmocka_run_group_tests_name("rayauth", tests, setup, teardown);
 }
