@@ -7,6 +7,8 @@ DEPS    := $(BUILD)/deps
 PREFIX  := $(DEPS)/prefix
 DEPS_OK := $(DEPS)/.stamp-all
 VENV    := $(BUILD)/venv
+# The oldest Ray the docs promise (tests/e2e/requirements-oldest.txt), for `make e2e-oldest`.
+OLDEST_VENV := $(BUILD)/venv-oldest
 PYTHON  := $(VENV)/bin/python
 # The checkers' own small venv (ruff, gcovr; scripts/tool-requirements.txt): lint needs no Ray.
 TOOLS_VENV := $(BUILD)/tools-venv
@@ -88,7 +90,7 @@ TIDY_CHECKS := -*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-paramet
 	-bugprone-implicit-widening-of-multiplication-result,-clang-analyzer-valist.Uninitialized,\
 	-clang-analyzer-valist.Unterminated,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling
 
-.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv clean distclean help lint format bench \
+.PHONY: all deps unit unit-valgrind fixtures e2e test demo bootstrap venv venv-oldest e2e-oldest clean distclean help lint format bench \
 	bench-node node node-up node-down node-background analyze coverage coverage-contract
 all: $(BUILD)/bin/rayboot $(BUILD)/bin/rayboot-sidecar
 
@@ -99,6 +101,7 @@ help:
 	@echo "make unit       unit tests only (ASan+UBSan)"
 	@echo "make unit-valgrind  the unit tests again, without sanitizers, under valgrind memcheck"
 	@echo "make e2e        pytest only (PYTEST_ARGS='tests/e2e/test_smoke.py' for one file)"
+	@echo "make e2e-oldest the e2e tests marked ray_oldest, with the oldest Ray the docs promise (build/venv-oldest)"
 	@echo "make lint       cppcheck, clang-tidy, clang-format, shellcheck, ruff, no include circle (scripts/include-graph.py),"
 	@echo "                docs' links and variables (scripts/check-docs.py)"
 	@echo "make format     clang-format every C file in place"
@@ -338,6 +341,14 @@ bootstrap:
 venv:
 	scripts/ray-venv.sh $(VENV)
 
+venv-oldest:
+	scripts/ray-venv.sh $(OLDEST_VENV) tests/e2e/requirements-oldest.txt
+
+# The e2e tests marked ray_oldest (a cluster that joins and runs, a drain, the node labels' gate,
+# token mode where Ray has none), again with the oldest Ray the docs promise.
+e2e-oldest: all venv-oldest
+	$(OLDEST_VENV)/bin/python -m pytest tests/e2e -m ray_oldest -p no:cacheprovider $(PYTEST_ARGS)
+
 # The whole suite. pytest prints the 30 slowest tests and each tier's time (tests/conftest.py), so
 # the CI's time can be attributed; its summary is the last line: "N passed".
 test: bootstrap
@@ -350,6 +361,7 @@ test: bootstrap
 	$(MAKE) venv
 	$(MAKE) node
 	$(PYTHON) -m pytest tests --durations=30 $(PYTEST_ARGS)
+	$(MAKE) e2e-oldest
 	@python3 scripts/check-leftovers.py $(BUILD)
 
 # The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from

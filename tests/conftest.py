@@ -24,6 +24,11 @@ def sidecar_bin() -> pathlib.Path:
     return path
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ray_oldest: also run against the oldest Ray the docs promise "
+                            "(make e2e-oldest: build/venv-oldest, tests/e2e/requirements-oldest.txt)")
+
+
 def pytest_collection_modifyitems(config, items):
     """The real-node tier runs last: the fast tiers fail first, and the node's start-up (and
     its images' weight on the machine) comes after them."""

@@ -1,8 +1,13 @@
 """Volcano Job manifests for the end-to-end tests: rayboot as every pod's entrypoint."""
 import copy
+import importlib.metadata
 import pathlib
 
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
+
+# The Ray these tests run, (major, minor): the venv's (build/venv: the pinned 2.60; build/venv-oldest:
+# the oldest the docs promise, for the tests marked ray_oldest). Tests say what differs below a gate.
+RAY_VERSION = tuple(int(x) for x in importlib.metadata.version("ray").split(".")[:2])
 
 # Keeps the simulated nodes light on a 2-core machine: one CPU each and no dashboard.
 LIGHT = "--num-cpus=1 --include-dashboard=false"

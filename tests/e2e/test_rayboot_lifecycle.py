@@ -2,6 +2,7 @@
 workers rejoin a re-created head without being restarted themselves."""
 import time
 
+import pytest
 from podsim import wait_until
 from rayjobs import PROGRAMS, ray_job
 
@@ -23,6 +24,7 @@ def alive_count(head):
         return 0
 
 
+@pytest.mark.ray_oldest
 def test_deleted_worker_drains_and_the_job_finishes(cluster):
     job = cluster.job(ray_job(workers=2, head_command=["python", str(PROGRAMS / "busy.py"), "/tmp/stop"], grace=30))
     job.start()

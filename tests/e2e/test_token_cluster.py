@@ -8,15 +8,19 @@ has, the sidecar beside the worker sees the node ALIVE (GetAllNodeInfo with the 
 SIGTERM drains the worker (the GCS records a drain, not a death). A rayboot with a wrong token
 exits 2 within seconds, naming the variables, instead of waiting out its deadline; RAY_USE_TLS
 is refused at start-up with exit 2. Every pod has its own HOME (/tmp, private to the pod): no
-~/.ray/auth_token is written anywhere."""
+~/.ray/auth_token is written anywhere. Ray before 2.52 has no token authentication (make
+e2e-oldest): RAY_AUTH_MODE=token is refused there with exit 2 before Ray starts, a token found
+without it only warned about."""
 import os
 import pathlib
 import secrets
+import shutil
 import subprocess
 import time
 
+import pytest
 from podsim import wait_until
-from rayjobs import PROGRAMS, env, ray_job
+from rayjobs import PROGRAMS, RAY_VERSION, env, ray_job
 from test_rayboot_lifecycle import node_states
 from test_sidecar_drain import http, start_sidecar
 
@@ -34,6 +38,10 @@ def token_job(token, workers=1, head_command=None, worker_env=None):
                                                                             RAY_AUTH_TOKEN=token))
 
 
+NO_TOKENS = pytest.mark.skipif(RAY_VERSION < (2, 52), reason="Ray's token authentication came in Ray 2.52")
+
+
+@NO_TOKENS
 def test_token_cluster_joins_runs_and_drains(cluster, sidecar_bin, tmp_path):
     assert not MACHINE_TOKEN.exists(), "a token in /root/.ray would put every Ray on this machine in token mode"
     token = secrets.token_hex(16)
@@ -81,6 +89,7 @@ def test_token_cluster_joins_runs_and_drains(cluster, sidecar_bin, tmp_path):
     assert not MACHINE_TOKEN.exists()
 
 
+@NO_TOKENS
 def test_wrong_token_exits_2_at_once(cluster, sidecar_bin, tmp_path):
     token = secrets.token_hex(16)
     job = cluster.job(token_job(token, worker_env=env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="not-" + token,
@@ -146,6 +155,74 @@ def test_token_mode_without_token_refused(rayboot_bin, tmp_path):
     assert not os.path.exists(tmp_path / ".ray")
 
 
+def fake_ray(tmp_path, version):
+    """A venv whose ray is a copy of /bin/true (a symlink would be followed out of it) and whose
+    package metadata says version."""
+    venv = tmp_path / f"venv-{version}"
+    meta = venv / "lib" / "python3.11" / "site-packages" / f"ray-{version}.dist-info" / "METADATA"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(f"Metadata-Version: 2.1\nName: ray\nVersion: {version}\n")
+    (venv / "bin").mkdir()
+    shutil.copy("/bin/true", venv / "bin" / "ray")
+    return venv / "bin" / "ray", meta
+
+
+def test_token_mode_refused_on_a_ray_without_it(rayboot_bin, tmp_path):
+    """RAY_AUTH_MODE=token with a Ray older than 2.52 (which ignores the variable: its GCS and
+    dashboard would serve anyone) exits 2 before anything starts, naming the variable, the version
+    and the file it was read from; a token found without RAY_AUTH_MODE is only warned about there;
+    2.52 goes on to wait for its head (75)."""
+    old, meta = fake_ray(tmp_path, "2.51.0")
+    out = run_rayboot(rayboot_bin, tmp_path, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "t0k3n", "RAYBOOT_RAY": str(old)})
+    assert out.returncode == 2, out.stderr
+    assert f"RAY_AUTH_MODE=token: Ray 2.51.0 ({meta}) has no token authentication" in out.stderr, out.stderr
+    assert "2.52 and later" in out.stderr and "t0k3n" not in out.stderr, out.stderr
+    out = run_rayboot(rayboot_bin, tmp_path, {"RAY_AUTH_TOKEN": "t0k3n", "RAYBOOT_RAY": str(old),
+                                              "RAYBOOT_WAIT_TIMEOUT": "1"})
+    assert out.returncode == 75, out.stderr
+    assert "a Ray token was found: Ray 2.51.0" in out.stderr and "nothing checks it" in out.stderr, out.stderr
+    new, _ = fake_ray(tmp_path, "2.52.0")
+    out = run_rayboot(rayboot_bin, tmp_path, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "t0k3n", "RAYBOOT_RAY": str(new),
+                                              "RAYBOOT_WAIT_TIMEOUT": "1"})
+    assert out.returncode == 75 and "has no token authentication" not in out.stderr, out.stderr
+
+
+@pytest.mark.ray_oldest
+@pytest.mark.skipif(RAY_VERSION >= (2, 52), reason="a Ray without token authentication (make e2e-oldest)")
+def test_token_mode_on_a_real_ray_without_it(cluster, sidecar_bin, tmp_path):
+    """A real Ray older than 2.52: a head given RAY_AUTH_MODE=token exits 2 and never starts Ray
+    (it would have served anyone); a worker with only a token file warns, joins a head without a
+    token, and the sidecar beside it finds its node ALIVE (its GetAllNodeInfo carries the token,
+    which that GCS ignores, in the request form that Ray reads)."""
+    token = secrets.token_hex(16)
+    refused = cluster.job(ray_job(name="tok-refused", workers=0, head_env=env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)))
+    refused.start()
+    head = refused.pod("head")
+    assert head.wait(60) == 2, head.log()
+    assert "RAY_AUTH_MODE=token: Ray " in head.log() and "has no token authentication" in head.log(), head.log()
+    assert "started ray" not in head.log() and token not in head.log(), head.log()
+
+    token_file = tmp_path / "token-dir" / "token"
+    token_file.parent.mkdir()
+    token_file.write_text(token + "\n")
+    job = cluster.job(ray_job(name="tok-found", workers=1, head_command=["python", str(PROGRAMS / "busy.py"), "/tmp/stop"],
+                              worker_env=env(RAY_AUTH_TOKEN_PATH=str(token_file))))
+    head, worker = job.pod("head"), job.pod("worker", 0)
+    worker.keep.append(token_file.parent)
+    job.start()
+    wait_until(lambda: "started the command" in head.log() or not head.running(), 180, "the head's command")
+    assert head.running() and "1 of 1 workers joined" in head.log(), logs(job)
+    assert "a Ray token was found: Ray " in worker.log() and "nothing checks it" in worker.log(), worker.log()
+    start_sidecar(worker, sidecar_bin, tmp_path)
+    wait_until(lambda: http(worker, "/readyz")[0] == 200, 30, "the sidecar to be ready")
+    code, body = http(worker, "/readyz")
+    assert f"node {worker.ip} is ALIVE" in body, body
+    head.exec(["touch", "/tmp/stop"])
+    assert head.wait(120) == 0, logs(job)
+    assert worker.wait(30) == 0, logs(job)
+
+
+@NO_TOKENS
 def test_submitter_in_token_mode(cluster, rayboot_bin):
     """The submitter (k8s/volcano/ray-submitter.yaml, one worker) with the token: it waits for the
     cluster (GCS calls with the token) and submits, follows and ends with the job through the
