@@ -4,7 +4,7 @@ import time
 
 import pytest
 from podsim import wait_until
-from rayjobs import PROGRAMS, ray_job
+from rayjobs import PROGRAMS, RAY_VERSION, ray_job
 
 
 def logs(job):
@@ -26,10 +26,16 @@ def alive_count(head):
 
 @pytest.mark.ray_oldest
 def test_deleted_worker_drains_and_the_job_finishes(cluster):
+    """A worker deleted while tasks run drains (DrainNode, PREEMPTION, with a deadline: the form of
+    Ray 2.10 and later) and ends 0 well within its grace; the GCS records a drain, not a death. The
+    head counted its workers with the GetAllNodeInfo request its GCS's Ray reads (older than 2.36:
+    the whole table, with a warning)."""
     job = cluster.job(ray_job(workers=2, head_command=["python", str(PROGRAMS / "busy.py"), "/tmp/stop"], grace=30))
     job.start()
     head, victim = job.pod("head"), job.pod("worker", 1)
     wait_until(lambda: "started the command" in head.log() or not head.running(), 180, "the head's command")
+    assert f"runs Ray {RAY_VERSION[0]}.{RAY_VERSION[1]}." in head.log(), head.log()
+    assert ("every node lookup pulls the whole node table" in head.log()) == (RAY_VERSION < (2, 36)), head.log()
     time.sleep(5)  # tasks are running on every node
     t0 = time.monotonic()
     code = victim.delete(grace=30)
