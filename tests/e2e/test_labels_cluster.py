@@ -4,6 +4,7 @@ labels and the log saying why."""
 import json
 
 import pytest
+
 from rayjobs import PROGRAMS, RAY_VERSION, env, ray_job
 
 

@@ -3,6 +3,7 @@ workers rejoin a re-created head without being restarted themselves."""
 import time
 
 import pytest
+
 from podsim import wait_until
 from rayjobs import PROGRAMS, RAY_VERSION, ray_job
 

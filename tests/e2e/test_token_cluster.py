@@ -19,6 +19,7 @@ import subprocess
 import time
 
 import pytest
+
 from podsim import wait_until
 from rayjobs import PROGRAMS, RAY_VERSION, env, ray_job
 from test_rayboot_lifecycle import node_states
