@@ -16,6 +16,7 @@ import pathlib
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -190,18 +191,22 @@ def test_token_mode_refused_on_a_ray_without_it(rayboot_bin, tmp_path):
 
 @pytest.mark.ray_oldest
 @pytest.mark.skipif(RAY_VERSION >= (2, 52), reason="a Ray without token authentication (make e2e-oldest)")
-def test_token_mode_on_a_real_ray_without_it(cluster, sidecar_bin, tmp_path):
-    """A real Ray older than 2.52: a head given RAY_AUTH_MODE=token exits 2 and never starts Ray
-    (it would have served anyone); a worker with only a token file warns, joins a head without a
-    token, and the sidecar beside it finds its node ALIVE (its GetAllNodeInfo carries the token,
-    which that GCS ignores, in the request form that Ray reads)."""
+def test_token_mode_on_a_real_ray_without_it(cluster, rayboot_bin, sidecar_bin, tmp_path):
+    """A real Ray older than 2.52: rayboot given RAY_AUTH_MODE=token with it (head or worker) exits
+    2 and never starts Ray (it would have served anyone), naming the installed package's metadata;
+    a worker with only a token file warns, joins a head without a token, and the sidecar beside it
+    finds its node ALIVE (its GetAllNodeInfo carries the token, which that GCS ignores, in the
+    request form that Ray reads)."""
     token = secrets.token_hex(16)
-    refused = cluster.job(ray_job(name="tok-refused", workers=0, head_env=env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)))
-    refused.start()
-    head = refused.pod("head")
-    assert head.wait(60) == 2, head.log()
-    assert "RAY_AUTH_MODE=token: Ray " in head.log() and "has no token authentication" in head.log(), head.log()
-    assert "started ray" not in head.log() and token not in head.log(), head.log()
+    # Outside a pod: a pod that exits within milliseconds would outrun the simulator's look at it.
+    ray = pathlib.Path(sys.prefix) / "bin" / "ray"
+    for role in ("head", "worker"):
+        out = run_rayboot(rayboot_bin, tmp_path, {"RAYBOOT_ROLE": role, "RAY_AUTH_MODE": "token",
+                                                  "RAY_AUTH_TOKEN": token, "RAYBOOT_RAY": str(ray)})
+        assert out.returncode == 2, out.stderr
+        assert "RAY_AUTH_MODE=token: Ray " in out.stderr and "has no token authentication" in out.stderr, out.stderr
+        assert "ray-" in out.stderr and ".dist-info/METADATA" in out.stderr, out.stderr
+        assert "started ray" not in out.stderr and token not in out.stderr, out.stderr
 
     token_file = tmp_path / "token-dir" / "token"
     token_file.parent.mkdir()
