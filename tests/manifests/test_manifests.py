@@ -8,8 +8,11 @@ alone; every job ships a NetworkPolicy that admits only its own pods. The test n
 enforces no NetworkPolicy, so the policies are checked here, for what they select and admit, and
 not by traffic."""
 import json
+import os
 import pathlib
 import re
+import shutil
+import subprocess
 
 import jsonschema
 import kubernetes_validate
@@ -247,7 +250,7 @@ def test_every_job_ships_a_policy_admitting_only_its_own_pods(path):
     other_job = {k: v + "-other" for k, v in mine.items()}
     for p in selecting:
         spec = p["spec"]
-        assert spec["policyTypes"] == ["Ingress"] and p["metadata"]["namespace"] == job["metadata"]["namespace"]
+        assert spec["policyTypes"] == ["Ingress"]
         for rule in spec["ingress"]:
             # No ports: the rule covers every port of the pod (Ray's ports are many and partly random).
             assert "ports" not in rule, rule
@@ -501,3 +504,116 @@ def test_the_redis_of_gcs_ft_admits_the_heads_and_takes_its_password_from_the_se
     (rule,) = policy["ingress"]
     assert [p["podSelector"] for p in rule["from"]] == [{"matchLabels": {"rayboot.io/gcs-ft-head": "true"}}]
     assert (REPO / "images" / "redis" / "Dockerfile").exists()
+
+
+def commands(spec):
+    for c in spec.get("containers", []) + spec.get("initContainers", []):
+        yield c, c.get("command", []) + c.get("args", [])
+
+
+EXAMPLE_JOB = "/home/ray/job.py"
+
+
+@pytest.mark.parametrize("path", sorted({p for p, d in documents() if d.get("kind") in JOB_KINDS}),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_manifest_brings_the_program_it_runs(path):
+    """A manifest runs as shipped: a container that runs /home/ray/job.py mounts it from the
+    ConfigMap in the same file (the example program, one text in every manifest), and so does the
+    head of a job whose submitter hands that command to the head (ray-submitter.yaml)."""
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    runs = [(spec, c) for p, spec in pod_specs() if p == path for c, argv in commands(spec) if EXAMPLE_JOB in argv]
+    if not runs:
+        assert not [d for d in docs if d["kind"] == "ConfigMap"], path.name
+        return
+    (cm,) = [d for d in docs if d["kind"] == "ConfigMap"]
+    assert cm["metadata"]["name"] == "example-job" and set(cm["data"]) == {"job.py"}, path.name
+    program = cm["data"]["job.py"]
+    compile(program, f"{path.name}:job.py", "exec")
+    (first,) = {d["data"]["job.py"] for _, d in documents() if d.get("kind") == "ConfigMap" and
+                d["metadata"]["name"] == "example-job"}
+    assert program == first, f"{path.name}: the example program differs from the other manifests'"
+    mounted = []
+    for _, spec in pod_specs():
+        vols = {v["name"]: v for v in spec.get("volumes", [])}
+        for c in spec.get("containers", []):
+            for m in c.get("volumeMounts", []):
+                if m["mountPath"] == EXAMPLE_JOB:
+                    assert vols[m["name"]]["configMap"]["name"] == "example-job" and m["subPath"] == "job.py"
+                    mounted.append(c["name"])
+    by_submitter = [c for spec, c in runs if c["name"] == "submitter"]
+    heads = [c for c in mounted if c != "submitter"]
+    assert heads, f"{path.name}: nothing mounts {EXAMPLE_JOB}"
+    if by_submitter:  # the Jobs API runs the entrypoint on the head: the head has the file
+        assert "submitter" not in mounted, path.name
+    else:
+        for spec, c in runs:
+            assert any(m["mountPath"] == EXAMPLE_JOB for m in c.get("volumeMounts", [])), f"{path.name}/{c['name']}"
+
+
+def test_no_manifest_fixes_a_namespace():
+    """Every object lands in the namespace it is applied in (`kubectl apply -n`, or the
+    kustomization's `namespace:`); only the RoleBinding's subject must name one, and
+    k8s/kustomization.yaml rewrites it (test_kustomization_covers_every_manifest)."""
+    for path, doc in documents():
+        if doc.get("kind") == "Kustomization":
+            continue
+        assert "namespace" not in doc["metadata"], f"{path.name}: {doc['kind']} {doc['metadata']['name']}"
+
+
+KUBECTL = pathlib.Path(os.environ.get("RAYBOOT_NODE_BUILD", REPO / "build" / "node")) / "bin" / "kubectl"
+# One way of use each: the file a user lists under the kustomization's resources (redis.yaml
+# comes with the GCS fault tolerance ones).
+WAYS_OF_USE = sorted({p for p, d in documents() if d.get("kind") in JOB_KINDS})
+TEST_REGISTRY = "registry.test:5000/team"
+
+
+def kustomize(tmp_path, resources, namespace):
+    """k8s/kustomization.yaml as a user adapts it: RESOURCES, NAMESPACE and their registry, rendered
+    by kubectl's kustomize (the one `make node` builds from the Go module proxy)."""
+    if not KUBECTL.exists():
+        pytest.fail(f"{KUBECTL} is missing: run `make node` (tests/node/build.sh builds kubectl) first")
+    root = tmp_path / "k8s"
+    shutil.copytree(REPO / "k8s", root)
+    k = yaml.safe_load((root / "kustomization.yaml").read_text())
+    k["resources"], k["namespace"] = resources, namespace
+    for image in k["images"]:
+        image["newName"] = image["newName"].replace("registry.example.com", TEST_REGISTRY)
+    (root / "kustomization.yaml").write_text(yaml.safe_dump(k))
+    out = subprocess.run([KUBECTL, "kustomize", root], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def images_in(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("containers", "initContainers"):
+                yield from (c["image"] for c in value)
+            else:
+                yield from images_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from images_in(value)
+
+
+def test_the_shipped_kustomization_renders(tmp_path):
+    shipped = yaml.safe_load((REPO / "k8s" / "kustomization.yaml").read_text())
+    docs = kustomize(tmp_path, shipped["resources"], shipped["namespace"])
+    assert {d["kind"] for d in docs} >= {"Job", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "NetworkPolicy"}
+
+
+@pytest.mark.parametrize("path", WAYS_OF_USE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_kustomization_covers_every_manifest(tmp_path, path):
+    """What k8s/kustomization.yaml claims, for each way of use: listed under its resources (with
+    the sidecar's RBAC), every image comes from the user's registry and every object, the
+    RoleBinding's subject included, lands in the user's namespace."""
+    resources = [str(path.relative_to(REPO / "k8s")), "rbac/sidecar.yaml"]
+    docs = kustomize(tmp_path, resources, "team-a")
+    images = list(images_in(docs))
+    assert images, path.name
+    for image in images:
+        assert image.startswith(TEST_REGISTRY + "/") or image == STOCK_RAY, f"{path.name}: {image}"
+    for d in docs:
+        assert d["metadata"]["namespace"] == "team-a", f"{d['kind']} {d['metadata']['name']}"
+        for s in d.get("subjects", []):
+            assert s["namespace"] == "team-a", s
