@@ -41,8 +41,11 @@ def _uniform(doc, namespace):
                 c["image"] = RAY_IMAGE
                 c["imagePullPolicy"] = "IfNotPresent"
                 c["resources"] = copy.deepcopy(RAY_RESOURCES)
-                c.setdefault("volumeMounts", []).append(dict(JOB_MOUNT))
-        spec.setdefault("volumes", []).append({"name": "user-job", "configMap": {"name": "user-job"}})
+                # the round's job in place of the manifest's example program
+                mounts = [m for m in c.get("volumeMounts", []) if m["mountPath"] != JOB_MOUNT["mountPath"]]
+                c["volumeMounts"] = mounts + [dict(JOB_MOUNT)]
+        spec["volumes"] = [v for v in spec.get("volumes", []) if v.get("configMap", {}).get("name") != "example-job"]
+        spec["volumes"].append({"name": "user-job", "configMap": {"name": "user-job"}})
     return doc
 
 

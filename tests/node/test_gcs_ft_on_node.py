@@ -128,8 +128,7 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     (redis_pod,) = [p["metadata"]["name"] for p in node.pods(namespace, "app.kubernetes.io/name=ray-redis")]
     docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster-gcs-ft.yaml")]
     apply_rbac_if_used(node, namespace, docs)
-    start_busy_then_seed_job(node, namespace)
-    apply(node, namespace, docs)
+    apply(node, namespace, start_busy_then_seed_job(docs))
     name = "ray-cluster-gcs-ft"
     head, workers = f"{name}-head-0", [f"{name}-worker-0", f"{name}-worker-1"]
     gcs = f"{head}.{name}:6379"
@@ -148,8 +147,8 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     # The next head's job: the seed program, after long enough for the checks below (a quick one
     # would end the cluster, and with it the workers' Ray, before the worker's raylet has its new
     # GCS back).
-    node.patch(f"/api/v1/namespaces/{namespace}/configmaps/{shipped.JOB_CONFIGMAP}",
-               {"data": {"job.py": f"import time\ntime.sleep({SEED_DELAY_S})\n" + shipped.SEED_PROGRAM.read_text()}})
+    node.patch(f"/api/v1/namespaces/{namespace}/configmaps/{shipped.EXAMPLE_CONFIGMAP}",
+               {"data": {"job.py": f"import time\ntime.sleep({SEED_DELAY_S})\n" + shipped.example_program()}})
 
     t0 = time.time()
     node.delete(f"/api/v1/namespaces/{namespace}/pods/{head}")

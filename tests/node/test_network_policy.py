@@ -22,7 +22,6 @@ import cluster
 import netpol
 from test_gcs_ft_on_node import create_redis
 from test_shipped_manifests import (
-    JOB_CONFIGMAP,
     RAY_IMAGES,
     _pod_specs,
     apply,
@@ -30,6 +29,7 @@ from test_shipped_manifests import (
     for_this_node,
     load,
     pod_logs,
+    with_program,
 )
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -212,9 +212,7 @@ def attack(node, ns, enforcer, outsider, manifest):
         (redis,) = node.pods(ns, f"{REDIS_LABEL[0]}={REDIS_LABEL[1]}")
     docs = [for_this_node(d, ns) for d in load(manifest)]
     apply_rbac_if_used(node, ns, docs)
-    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": ns},
-                 "data": {"job.py": HOLD}})
-    apply(node, ns, docs)
+    apply(node, ns, with_program(docs, HOLD))
     pods = job_pods_ready(node, ns, expected_pods(docs))
     names = [p["metadata"]["name"] for p in pods]
     node.wait("kube-router's firewall on every job pod", lambda: all(enforcer.pod_enforced(ns, n) for n in names),

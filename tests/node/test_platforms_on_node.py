@@ -5,17 +5,16 @@ tests/node/jobset.py say what they leave out), and everything else is the real t
 controller, the kubelet's downward API volume, CoreDNS publishing not-ready addresses, our
 images, real Ray with its token authentication on (the Secret made first, as the quickstarts
 say), in a namespace that enforces Pod Security "restricted". The two changes made to every
-shipped manifest here are test_shipped_manifests.py's (the seed program as /home/ray/job.py,
-CPU requests for 2 cores)."""
+shipped manifest here are test_shipped_manifests.py's (CPU requests for 2 cores; the program is the one each
+ships)."""
 import time
 
 from kube import ApiError
-from test_shipped_manifests import AUTH_SOURCE, SQUARES, apply, for_this_node, job_configmap, load, pod_logs
+from test_shipped_manifests import AUTH_SOURCE, SQUARES, apply, for_this_node, load, pod_logs
 
 
 def create_all(node, namespace, relative):
     docs = [for_this_node(d, namespace) for d in load(relative)]
-    node.create(job_configmap(namespace))
     apply(node, namespace, docs)
     return docs
 

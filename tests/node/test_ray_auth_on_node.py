@@ -16,13 +16,13 @@ import cluster
 from test_shipped_manifests import (
     AUTH_ENV,
     AUTH_SOURCE,
-    JOB_CONFIGMAP,
     RESTRICTED_CONTAINER,
     RESTRICTED_POD,
     apply,
     for_this_node,
     load,
     pod_logs,
+    with_program,
 )
 
 HEAD = "ray-indexed-0.ray-indexed"
@@ -111,9 +111,7 @@ def test_a_stranger_is_refused_by_the_gcs_and_the_jobs_api(node, restricted_name
     namespace = restricted_namespace
     t0 = time.monotonic()
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
-    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
-                 "data": {"job.py": HOLD}})
-    apply(node, namespace, docs)
+    apply(node, namespace, with_program(docs, HOLD))
 
     def head_holding():
         for p in node.pods(namespace, "job-name=ray-indexed"):

@@ -10,7 +10,7 @@
 import re
 
 import cluster
-from test_shipped_manifests import JOB_CONFIGMAP, apply, apply_rbac_if_used, for_this_node, load, pod_logs
+from test_shipped_manifests import apply, apply_rbac_if_used, for_this_node, load, pod_logs, with_program
 
 # The job's program: one task placed by label, then the cluster held up for the test to look at
 # (the namespace's deletion ends it).
@@ -40,9 +40,7 @@ def test_ray_pods_get_open_files_shm_labels_and_metrics(node, restricted_namespa
     ns = restricted_namespace
     docs = [for_this_node(d, ns) for d in load("volcano/ray-cluster.yaml")]
     apply_rbac_if_used(node, ns, docs)
-    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": ns},
-                 "data": {"job.py": PROGRAM}})
-    apply(node, ns, docs)
+    apply(node, ns, with_program(docs, PROGRAM))
 
     def placed():
         if volcano.errors:

@@ -4,10 +4,9 @@ our images built from our Dockerfiles and real Ray in real pods.
 Ray's token authentication is on in every manifest: each test first creates the Secret the
 manifests read the token from (ray-auth-token), with a random token, as the quickstarts do.
 
-Two changes only, both forced by the test machine, and made here in the open:
-- the user's script: the manifests run /home/ray/job.py, which is yours and in no image of ours;
-  here it is the seed program (squares), from a ConfigMap mounted at that path in every Ray
-  container;
+The program each manifest runs is the one it ships (the example-job ConfigMap, mounted at
+/home/ray/job.py); a test that needs a job of its own puts it in that ConfigMap (with_program).
+One change only, forced by the test machine, and made here in the open:
 - CPU requests are cut to what the pods can share on this 2-core node (the manifests ask for 2
   CPUs a Ray pod, which no 2-core node can schedule three times). Limits are left alone."""
 import copy
@@ -25,7 +24,10 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SQUARES = "[0, 1, 4, 9, 16, 25, 36, 49, 64, 81]"
 SEED_PROGRAM = REPO / "tests" / "e2e" / "programs" / "squares.py"
 RAY_IMAGES = {cluster.PINS["IMAGE_RAY"], "rayproject/ray:2.60.0", cluster.PINS["IMAGE_RAY_STOCK"]}
+# The user's job for a test's own pods (KubeRay's sample) that ship none.
 JOB_CONFIGMAP = "user-job"
+# The shipped example program: every manifest that runs /home/ray/job.py ships it in this ConfigMap.
+EXAMPLE_CONFIGMAP = "example-job"
 # Where every shipped manifest has Ray's token: the Secret the user makes, mounted read-only.
 AUTH_SECRET = "ray-auth-token"
 AUTH_SOURCE = "Ray token authentication: the token from RAY_AUTH_TOKEN_PATH=/var/run/secrets/ray-auth/token"
@@ -61,22 +63,29 @@ def job_configmap(namespace):
             "data": {"job.py": SEED_PROGRAM.read_text()}}
 
 
+def example_program():
+    """The example program the manifests ship (the same text in each: tests/manifests checks)."""
+    (cm,) = [d for d in load("volcano/ray-cluster.yaml") if d["kind"] == "ConfigMap"]
+    return cm["data"]["job.py"]
+
+
+def with_program(docs, text):
+    """DOCS with the shipped example program replaced by TEXT (a test's own job), as a user puts
+    theirs in the ConfigMap."""
+    (cm,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == EXAMPLE_CONFIGMAP]
+    cm["data"]["job.py"] = text
+    return docs
+
+
 def for_this_node(doc, namespace):
-    """The two documented changes, and the test's namespace."""
+    """The one documented change (CPU requests), and the test's namespace."""
     doc = json.loads(json.dumps(doc))  # YAML anchors share lists between tasks: unshare them
     doc["metadata"]["namespace"] = namespace
     for spec in _pod_specs(doc):
-        mounted = False
         for c in spec.get("containers", []) + spec.get("initContainers", []):
-            if c.get("image") in RAY_IMAGES:
-                c.setdefault("volumeMounts", []).append(
-                    {"name": JOB_CONFIGMAP, "mountPath": "/home/ray/job.py", "subPath": "job.py", "readOnly": True})
-                mounted = True
             req = c.get("resources", {}).get("requests", {})
             if "cpu" in req and _millicores(req["cpu"]) > _millicores(TEST_CPU_REQUEST):
                 req["cpu"] = TEST_CPU_REQUEST
-        if mounted:
-            spec.setdefault("volumes", []).append({"name": JOB_CONFIGMAP, "configMap": {"name": JOB_CONFIGMAP}})
     return doc
 
 
@@ -125,7 +134,6 @@ def assert_seed_job_ran(node, namespace, pod, container):
 def test_indexed_job_runs_to_completion(node, restricted_namespace):
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
-    node.create(job_configmap(namespace))
     apply(node, namespace, docs)
 
     def finished():
@@ -175,7 +183,6 @@ def create_vcjob(node, namespace, relative):
     name."""
     docs = [for_this_node(d, namespace) for d in load(relative)]
     apply_rbac_if_used(node, namespace, docs)
-    node.create(job_configmap(namespace))
     apply(node, namespace, docs)
     (job,) = [d for d in docs if d["kind"] == "Job"]
     return job["metadata"]["name"]
@@ -356,7 +363,6 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("volcano/sidecar-only.yaml")]
     apply_rbac_if_used(node, namespace, docs)
-    node.create(job_configmap(namespace))
     apply(node, namespace, docs)
     (name,) = [d["metadata"]["name"] for d in docs if d["kind"] == "Job"]
     pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
@@ -581,9 +587,7 @@ def test_volcano_ray_cluster_worker_evicted_then_deleted_drains(node, restricted
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster.yaml")]
     apply_rbac_if_used(node, namespace, docs)
-    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
-                 "data": {"job.py": BUSY_JOB}})
-    apply(node, namespace, docs)
+    apply(node, namespace, with_program(docs, BUSY_JOB))
     name = "ray-cluster"
     pods = [f"{name}-head-0", f"{name}-worker-0", f"{name}-worker-1"]
     for attempt, (victim, how) in enumerate([(f"{name}-worker-1", "evict"), (f"{name}-worker-0", "delete")]):
@@ -652,17 +656,16 @@ def watch_phases(node, path, phase_of, seen, done):
             continue
 
 
-def start_busy_then_seed_job(node, namespace):
+def start_busy_then_seed_job(docs):
     """The user's job: busy (BUSY_JOB) in the first head, which the test deletes while it runs;
-    the seed program once the test says the next head may finish (rerun_seed)."""
-    node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
-                 "data": {"job.py": BUSY_JOB}})
+    the shipped example program once the test says the next head may finish (rerun_seed)."""
+    return with_program(docs, BUSY_JOB)
 
 
 def rerun_seed(node, namespace):
     """From now on a new head's job is the seed program (a pod mounts the ConfigMap as it is when
     the pod starts; the head running now keeps its busy job)."""
-    node.patch(f"/api/v1/namespaces/{namespace}/configmaps/{JOB_CONFIGMAP}", {"data": {"job.py": SEED_PROGRAM.read_text()}})
+    node.patch(f"/api/v1/namespaces/{namespace}/configmaps/{EXAMPLE_CONFIGMAP}", {"data": {"job.py": example_program()}})
 
 
 def first_cluster_up(node, namespace, gcs_address, head_pod, worker_pods):
@@ -744,8 +747,7 @@ def test_volcano_head_deleted_is_recreated_alone_and_the_workers_rejoin(node, re
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster.yaml")]
     apply_rbac_if_used(node, namespace, docs)
-    start_busy_then_seed_job(node, namespace)
-    apply(node, namespace, docs)
+    apply(node, namespace, start_busy_then_seed_job(docs))
     name = "ray-cluster"
     head, workers = f"{name}-head-0", [f"{name}-worker-0", f"{name}-worker-1"]
     phases, done = [], threading.Event()
@@ -801,8 +803,7 @@ def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, rest
     job runs again to its result and the Job is Complete, no failure counted."""
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
-    start_busy_then_seed_job(node, namespace)
-    apply(node, namespace, docs)
+    apply(node, namespace, start_busy_then_seed_job(docs))
     sel = "job-name=ray-indexed"
     path = f"/apis/batch/v1/namespaces/{namespace}/jobs"
 
