@@ -37,7 +37,7 @@ static const char usage_text[] =
     "  RAYBOOT_RAY_LABELS    your Ray node labels, key=value,key2=value2, over rayboot's rayboot.io/...\n"
     "                        (passed as --labels to Ray 2.49 and later; a bad key or value exits 2)\n"
     "  RAYBOOT_WORKERS_EXPECTED  how many workers the head waits for (default: from Volcano, LWS_GROUP_SIZE\n"
-    "                        or the JobSet's labels)\n"
+    "                        or the JobSet's labels; an Indexed Job or RAYBOOT_ROLE=head: 0, no wait)\n"
     "  RAYBOOT_WORKER_PARALLELISM  JobSet: pods per worker Job, the worker replicated jobs' parallelism\n"
     "                        (default 1); workers expected = (global-replicas - 1) x this\n"
     "  RAYBOOT_WAIT_TIMEOUT  seconds to wait for the head's GCS, then exit 75 (default 600)\n"
