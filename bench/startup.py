@@ -46,14 +46,21 @@ def _cluster_job():
     return manifest
 
 
+def standin_env(stamps, stamp=STAMP):
+    """What rayboot is run with here: the `ray` stand-in, holding, and a short grace period for
+    the SIGTERM that ends each run (tests/bench/test_startup_standin.py checks rayboot execs it
+    once and stops)."""
+    return {"RAYBOOT_RAY": str(stamp), "BENCH_STAMP_FILE": str(stamps), "BENCH_HOLD": "1",
+            "RAYBOOT_TERMINATION_LOG": "/dev/null", "RAYBOOT_GRACE_PERIOD": "5"}
+
+
 def _rayboot_once(pod, stamps, launched, log_path):
     """One start-up in a container of POD of its own (rayboot its PID 1, as in a pod). The `ray`
     stand-in holds (BENCH_HOLD) as `ray start --block` does: one that returned at once would be
     started again under a healthy head (three times, seconds apart) before rayboot ended the pod.
     Once it has noted its instant, rayboot is stopped as a pod is (SIGTERM)."""
     env = pod.env()
-    env.update({"RAYBOOT_RAY": str(STAMP), "BENCH_STAMP_FILE": str(stamps), "BENCH_HOLD": "1",
-                "RAYBOOT_TERMINATION_LOG": "/dev/null", "RAYBOOT_GRACE_PERIOD": "5"})
+    env.update(standin_env(stamps))
     before = len(read_stamps(stamps))
     c = pod.add_container([str(VENV / "bin" / "python"), "-c", LAUNCH, str(launched), str(RAYBOOT)], env, log_path)
     try:
