@@ -2,6 +2,8 @@
 # demo and benchmark entry points. `make help` lists the targets.
 
 VERSION := $(shell cat VERSION)
+# The musl the release links (musl-gcc, Debian's musl-dev), named by --version: musl has no call for it.
+MUSL_VERSION := $(shell dpkg-query -W -f='$${Version}' musl-dev 2>/dev/null | sed 's/-[^-]*$$//')
 BUILD   := build
 DEPS    := $(BUILD)/deps
 PREFIX  := $(DEPS)/prefix
@@ -36,7 +38,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmiss
             -Wbad-function-cast -Wconversion -Wsign-conversion
 WARN_GCC := -Wduplicated-cond -Wduplicated-branches -Wlogical-op -Wformat-truncation=2 -Wformat-overflow=2 \
             -Wshift-overflow=2 -Walloc-zero -Wrestrict -Wtrampolines -Wstrict-aliasing=3
-COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' $(WARN) $(LIB_LAYERS:%=-Ilib/%)
+COMMON := -std=c11 -D_GNU_SOURCE -DRAYBOOT_VERSION='"$(VERSION)"' -DRAYBOOT_MUSL_VERSION='"$(or $(MUSL_VERSION),unknown)"' $(WARN) $(LIB_LAYERS:%=-Ilib/%)
 
 # Release: musl, fully static, position-independent (static PIE), hardened. _FORTIFY_SOURCE is
 # inert with musl (no fortified headers); it costs nothing and takes effect if the build ever

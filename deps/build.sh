@@ -219,6 +219,14 @@ MBEDTLS_LEFT_OUT="MBEDTLS_SSL_SRV_C MBEDTLS_SSL_PROTO_DTLS MBEDTLS_SSL_DTLS_ANTI
     MBEDTLS_ECP_DP_SECP192R1_ENABLED MBEDTLS_ECP_DP_SECP224R1_ENABLED MBEDTLS_ECP_DP_SECP192K1_ENABLED
     MBEDTLS_ECP_DP_SECP224K1_ENABLED MBEDTLS_ECP_DP_SECP256K1_ENABLED MBEDTLS_ECP_DP_BP256R1_ENABLED
     MBEDTLS_ECP_DP_BP384R1_ENABLED MBEDTLS_ECP_DP_BP512R1_ENABLED MBEDTLS_ECP_DP_CURVE448_ENABLED"
+# mbedtls_has_upstream_fix DIR: DIR's source carries upstream's fix of Mbed-TLS/mbedtls#10668, read
+# from the source itself (the fix's ChangeLog entry, "Fixes #10668", in ChangeLog.d/ before a release
+# and in ChangeLog after it; a distribution that backports the commit brings the entry too), not
+# from a version number, so a backport is found as well.
+mbedtls_has_upstream_fix() {
+    grep -rqsF '#10668' "$1/ChangeLog" "$1/ChangeLog.d"
+}
+
 build_mbedtls() {
     local dir config
     dir=$(fetch_pinned mbedtls "$TRIXIE_MBEDTLS")
@@ -240,7 +248,15 @@ build_mbedtls() {
     grep -q '^#define MBEDTLS_NO_PLATFORM_ENTROPY$' "$config"
     grep -q '^#define MBEDTLS_SSL_PROTO_TLS1_3$' "$config"
     # mbedTLS 3.6's TLS 1.2 client offers RSA-PSS signatures (its list is TLS 1.3's) and can verify
-    # them, but refuses them when a TLS 1.2 server signs with one (OpenSSL does, with an RSA key).
+    # them, but refuses them when a TLS 1.2 server signs with one (OpenSSL does, with an RSA key):
+    # Mbed-TLS/mbedtls#10668, fixed upstream in #10672 (backport to 3.6: #10674). A source that has
+    # that fix needs the patch no more: stop, rather than patch the fix twice.
+    if mbedtls_has_upstream_fix "$dir"; then
+        log "mbedTLS: $dir already fixes Mbed-TLS/mbedtls#10668 (its ChangeLog says so): remove" \
+            "deps/mbedtls-tls12-rsa-pss.patch and the step that applies it (deps/build.sh), and the" \
+            "patch line of rayboot-sidecar --version (sidecar/main.c)"
+        return 1
+    fi
     # The patch is applied once: the tree is unpacked once.
     if ! grep -q 'RSA-PSS with an rsaEncryption key is a TLS 1.2' "$dir/library/ssl_misc.h"; then
         patch -d "$dir" -p1 < "$here/mbedtls-tls12-rsa-pss.patch"

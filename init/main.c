@@ -43,7 +43,7 @@ int main(int argc, char **argv)
         usage_print(stdout);
         return EXIT_OK;
     case CLI_VERSION:
-        version_print(stdout, "rayboot");
+        version_print(stdout, "rayboot", NULL);
         return EXIT_OK;
     case CLI_PLAN:
         return plan_cmd_run(&cli, (const char *const *)environ);

@@ -9,6 +9,13 @@
 #define RAYBOOT_VERSION "unknown"
 #endif
 
-void version_print(FILE *out, const char *program);
+/* musl has no call that says its version: the Makefile passes the one it links (Debian's musl-dev). */
+#ifndef RAYBOOT_MUSL_VERSION
+#define RAYBOOT_MUSL_VERSION "unknown"
+#endif
+
+/* One line: PROGRAM, its version, the libraries both programs link and their versions, then MORE
+ * (NULL for none): "name version" items of what only PROGRAM links. */
+void version_print(FILE *out, const char *program, const char *more);
 
 #endif
