@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)gcs_decode_find_node(data, size, "vm-head", node_id, &found, &err);
     {
         enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
-        if (gcs_decode_departure(data, size, "10.0.0.1", &how, &err) == 0 &&
+        if (gcs_decode_departure(data, size, "10.0.0.1", &how, NULL, &err) == 0 &&
             (how < GCS_DEPARTURE_UNKNOWN || how > GCS_DEPARTURE_DRAIN_IDLE))
             __builtin_trap();
     }

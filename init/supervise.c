@@ -216,15 +216,60 @@ static void clear_old_ray(struct pod *pod)
     }
 }
 
+/* Whether this Ray's node left by a drain (the GCS's word, since this Ray started). */
+static bool ray_was_drained(struct pod *pod, enum gcs_departure *how)
+{
+    struct prober_reply reply;
+    struct timespec now;
+    long long started_unix_ms;
+    if (pod_ask(pod, prober_req_departure(pod->gcs_addr, pod->plan.head_port, pod->plan.node_name, 0), &reply) !=
+        PROBER_OK)
+        return false;
+    clock_gettime(CLOCK_REALTIME, &now);
+    started_unix_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (monotime_ms() - pod->ray_started_ms);
+    *how = reply.departure;
+    return rayrestart_was_drained(reply.departure, reply.departed_ms, started_unix_ms);
+}
+
+/* Ray left because its node was drained (the sidecar's preStop drain, or anyone's): the pod is
+ * most likely being deleted, and the kubelet's SIGTERM comes within the grace period of the drain's
+ * start, which was before. It is waited for that long; when none comes no deletion followed the
+ * drain, and Ray starts again without counting toward RAYRESTART_MAX: before, a process of the pod
+ * that asked for a drain once per grace period ended the pod as a failure on the fourth. */
+static void restart_after_drain(struct pod *pod, enum gcs_departure how)
+{
+    struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
+    log_info("Ray left: its node was drained (the GCS says %s); waiting up to %.0f s (RAYBOOT_GRACE_PERIOD) for "
+             "this pod's deletion before starting it again (a drain does not count toward the restart limit)",
+             gcs_departure_name(how), (double)pod->settings.grace_period_ms / 1000.0);
+    if (wait_sleep(pod->settings.grace_period_ms, &stop) < 0 || pod->term_requested) {
+        pod->stopping = true;
+        pod->exit_code = pod->settings.eviction_exit_code;
+        return;
+    }
+    log_warn("no deletion of this pod followed the drain of its node within %.0f s: starting Ray again to join the "
+             "head at %s (not counted toward the restart limit)",
+             (double)pod->settings.grace_period_ms / 1000.0, pod->gcs_addr);
+    clear_old_ray(pod);
+    if (pod_join_head(pod) < 0)
+        pod->stopping = true;
+}
+
 /* A worker's Ray died while its head is up under the same cluster (an OOM kill, a crash): the
  * node's actors are gone, but the pod can still serve the cluster, so Ray starts again after a
  * delay, RAYRESTART_MAX times in a row at most (rayrestart.h); after that the pod ends with Ray's
- * code, for the controller to see. */
+ * code, for the controller to see. A Ray whose node was drained is not a death (restart_after_drain). */
 static void restart_ray_under_head(struct pod *pod)
 {
     int code = proc_exit_code(pod->ray_status);
-    long delay = rayrestart_next_ms(&pod->ray_restarts, pod->ray_started_ms, monotime_ms());
+    enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
     struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
+    long delay;
+    if (ray_was_drained(pod, &how)) {
+        restart_after_drain(pod, how);
+        return;
+    }
+    delay = rayrestart_next_ms(&pod->ray_restarts, pod->ray_started_ms, monotime_ms());
     if (delay < 0) {
         pod->stopping = true;
         pod->exit_code = code ? code : 1; /* ray start --block only returns when something went wrong */

@@ -265,7 +265,7 @@ static enum gcs_departure decode_death_info(const uint8_t *msg, size_t len)
 }
 
 int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_name, enum gcs_departure *how,
-                         struct errbuf *err)
+                         uint64_t *ended_ms, struct errbuf *err)
 {
     struct pb_reader r, nr;
     struct pb_field f, nf;
@@ -299,6 +299,8 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_name, 
             found = true;
             latest_end = end;
             *how = node_how;
+            if (ended_ms)
+                *ended_ms = end;
         }
     }
     if (rc < 0)
@@ -307,12 +309,12 @@ int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_name, 
 }
 
 int gcs_node_departure(struct grpc_client *c, const char *ip, int port, enum gcs_nodes_form form, const char *node_name,
-                       enum gcs_departure *how, struct errbuf *err)
+                       enum gcs_departure *how, uint64_t *ended_ms, struct errbuf *err)
 {
     struct grpc_reply reply;
     int rc = get_nodes(c, ip, port, form, node_name, NODE_STATE_DEAD, &reply, err);
     if (rc == 0)
-        rc = gcs_decode_departure(reply.msg, reply.msg_len, node_name, how, err);
+        rc = gcs_decode_departure(reply.msg, reply.msg_len, node_name, how, ended_ms, err);
     grpc_reply_free(&reply);
     return rc;
 }

@@ -69,11 +69,12 @@ enum gcs_departure {
 };
 const char *gcs_departure_name(enum gcs_departure d);
 
-/* How the most recent DEAD node named node_name left (the one that ended last). 0 with *how, -1
- * when the GCS records no DEAD node of that name (or did not answer). Asks for DEAD nodes of that
- * name only: the reply is that name's history, not the cluster. */
+/* How the most recent DEAD node named node_name left (the one that ended last). 0 with *how (and,
+ * if ended_ms is not NULL, its end_time_ms by the GCS's clock, 0 when not said), -1 when the GCS
+ * records no DEAD node of that name (or did not answer). Asks for DEAD nodes of that name only: the
+ * reply is that name's history, not the cluster. */
 int gcs_node_departure(struct grpc_client *c, const char *ip, int port, enum gcs_nodes_form form, const char *node_name,
-                       enum gcs_departure *how, struct errbuf *err);
+                       enum gcs_departure *how, uint64_t *ended_ms, struct errbuf *err);
 
 /* AutoscalerStateService/DrainNode with reason PREEMPTION (never rejected by the GCS). */
 int gcs_drain_node(struct grpc_client *c, const char *ip, int port, const uint8_t id[GCS_NODE_ID_BYTES],
@@ -99,7 +100,7 @@ int gcs_decode_find_node(const uint8_t *msg, size_t len, const char *node_name, 
                          bool *found, struct errbuf *err);
 /* GetAllNodeInfoReply: how the DEAD node named node_name that ended last left. */
 int gcs_decode_departure(const uint8_t *msg, size_t len, const char *node_name, enum gcs_departure *how,
-                         struct errbuf *err);
+                         uint64_t *ended_ms, struct errbuf *err);
 /* DrainNodeReply: 0 when is_accepted. */
 int gcs_decode_drain(const uint8_t *msg, size_t len, struct errbuf *err);
 /* GetClusterIdReply: 0 with the id (at most GCS_CLUSTER_ID_MAX_BYTES; a longer one is skipped). */

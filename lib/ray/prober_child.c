@@ -186,7 +186,8 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         reply->status = serve_drain(req, reply, grpc, *form, &err);
         break;
     case PROBE_DEPARTURE:
-        reply->status = done(gcs_node_departure(grpc, req->addr, req->port, *form, req->name, &reply->departure, &err));
+        reply->status = done(gcs_node_departure(grpc, req->addr, req->port, *form, req->name, &reply->departure,
+                                                &reply->departed_ms, &err));
         break;
     case PROBE_FIND_NODE:
         reply->status = serve_find_node(req, grpc, *form, &err);

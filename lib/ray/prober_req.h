@@ -82,6 +82,7 @@ struct prober_reply {
     long alive_workers;
     char value[256];              /* PROBE_CLUSTER_ID, PROBE_KV_GET, PROBE_RAY_VERSION; PROBE_DRAIN: the node id, hex */
     enum gcs_departure departure; /* PROBE_DEPARTURE */
+    uint64_t departed_ms;         /* PROBE_DEPARTURE: its end_time_ms, by the GCS's clock (0: not said) */
     char reason[ERRBUF_MAX_BYTES]; /* why not, when status is not OK */
     struct prober_wait_news wait;  /* PROBE_WAIT_GCS's answers; event 0 in every other reply */
 };

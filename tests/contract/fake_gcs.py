@@ -68,6 +68,9 @@ class Node:
 
     def __init__(self, ip: str, head: bool = False, node_id: bytes = None, name: str = None):
         self.ip, self.head, self.alive = ip, head, True
+        # A DEAD node's NodeDeathInfo.reason (3: AUTOSCALER_DRAIN_PREEMPTED, 2: UNEXPECTED_TERMINATION)
+        # and end_time_ms; None: a node that is only not ALIVE (listed nowhere).
+        self.death, self.end_ms = None, 0
         self._name = name
         self.node_id = node_id or bytes(range(28))
 
@@ -84,6 +87,8 @@ class Node:
         out = field_bytes(1, self.node_id) + field_bytes(2, self.ip.encode()) + field_bytes(12, self.name.encode())
         if not self.alive:
             out += field_varint(7, 1)
+        if self.death is not None:
+            out += field_varint(24, self.end_ms) + field_bytes(29, field_varint(1, self.death))
         if self.head:
             out += field_varint(25, 1)
         return out
@@ -129,8 +134,11 @@ class FakeGcs:
         """GetAllNodeInfo as the GCS of self.ray_version reads the request: 2.49+ node_selectors
         (2) {node_name (2), node_ip_address (3)} and state_filter (3); 2.36-2.48 limit (3) and
         filters (4) {state (2), node_name (3)}; older: nothing (every node, whatever was sent).
-        This fake lists ALIVE nodes only."""
+        ALIVE nodes, and for 2.49's DEAD filter the DEAD nodes given a death (by name)."""
         req = parse(request)
+        if req.get(3, [0])[0] != 0 and not self.old_ray()[0]:  # state_filter: DEAD (2.49 and later)
+            return [n for n in self.nodes if not n.alive and n.death is not None and any(
+                parse(s).get(2, [n.name.encode()])[0] == n.name.encode() for s in req.get(2, [b""]))]
         nodes = [n for n in self.nodes if n.alive]
         before_249, before_236 = self.old_ray()
         if not self.honour_selector or before_236:
@@ -140,7 +148,7 @@ class FakeGcs:
                 nodes = [n for n in nodes if f.get(2, [0])[0] == 0 and f.get(3, [n.name.encode()])[0] == n.name.encode()]
             return nodes[:req[3][0]] if 3 in req else nodes
         if req.get(3, [0])[0] != 0:
-            return []  # state_filter: DEAD
+            return []
         selectors = [parse(b) for b in req.get(2, [])]
         return [n for n in nodes if not selectors or any(
             s.get(2, [n.name.encode()])[0] == n.name.encode() and s.get(3, [n.ip.encode()])[0] == n.ip.encode()

@@ -4,6 +4,8 @@ number of times), a head that comes back as the same cluster leaves Ray alone, a
 cannot reach any GCS for RAY_gcs_rpc_server_reconnect_timeout_s is stopped and joined again.
 Real rayboot, the fake GCS and the fake `ray` (tests/contract/fake_ray.py)."""
 import json
+import os
+import signal
 import time
 
 from fake_gcs import FakeGcs
@@ -76,3 +78,67 @@ def test_a_bad_reconnect_timeout_exits_2_naming_it(run):
                 "RAY_gcs_rpc_server_reconnect_timeout_s": "10s"}, ["plan"])
     assert proc.wait(10) == 2, proc.stderr
     assert "RAY_gcs_rpc_server_reconnect_timeout_s=10s" in proc.stderr, proc.stderr
+
+
+def drained(gcs, ended_ms):
+    """The GCS's record of this worker's node (named by its RAYBOOT_POD_IP) ended by a drain."""
+    from fake_gcs import Node
+    node = Node("127.0.0.1", node_id=os.urandom(28), name="127.0.0.1")
+    node.alive, node.death, node.end_ms = False, 3, ended_ms  # AUTOSCALER_DRAIN_PREEMPTED
+    gcs.nodes.append(node)
+
+
+def end_ray(tmp_path, starts, drained_in=None):
+    """Ends the latest Ray once it is the STARTS-th (fake_ray exits 1 on SIGTERM, as `ray start
+    --block` does when its raylet left); with DRAINED_IN, a GCS, its node is drained first (the
+    GCS records the drain before the raylet leaves)."""
+    deadline = time.monotonic() + 20
+    while len(ray_starts(tmp_path)) < starts:
+        assert time.monotonic() < deadline, f"no start {starts} of Ray"
+        time.sleep(0.05)
+    if drained_in:
+        drained(drained_in, int(time.time() * 1000))
+    os.kill(ray_starts(tmp_path)[-1]["pid"], signal.SIGTERM)
+
+
+def test_drains_no_deletion_follows_do_not_use_up_the_restart_limit(run, gcs, tmp_path):
+    """The attack: a process of the pod asks the sidecar for a drain once per grace period (where it
+    has no guard: no API access); each time the node is drained, its raylet leaves, and Ray exits.
+    A drained Ray's end is no death: rayboot waits RAYBOOT_GRACE_PERIOD for the deletion that
+    should follow, none comes, and Ray starts again without counting toward the limit. Before, the
+    fourth drain ended the worker pod with exit 1 while the head's job ran."""
+    worker = run(worker_env(gcs, RAYBOOT_GRACE_PERIOD="1"))
+    for i in range(1, 5):
+        end_ray(tmp_path, i, drained_in=gcs)
+    deadline = time.monotonic() + 20
+    while len(ray_starts(tmp_path)) < 5:
+        assert worker.proc.poll() is None, f"the pod ended after drains:\n{worker.stderr}"
+        assert time.monotonic() < deadline, worker.stderr
+        time.sleep(0.05)
+    assert worker.stderr.count("no deletion of this pod followed the drain") == 4, worker.stderr
+    # A death after them is the first counted.
+    end_ray(tmp_path, 5)
+    worker.wait_for_log("Ray exited (1) while its head is up (same cluster): starting it again in 1 s (1 of at most 3")
+    assert "ending the pod" not in worker.stderr, worker.stderr
+
+
+def test_a_drain_then_sigterm_is_a_graceful_eviction(run, gcs, tmp_path):
+    """The real path: the preStop drain makes Ray leave, then the kubelet's SIGTERM comes within
+    the grace period: no new Ray in between, and the pod ends as evicted (0)."""
+    worker = run(worker_env(gcs, RAYBOOT_GRACE_PERIOD="5"))
+    end_ray(tmp_path, 1, drained_in=gcs)
+    time.sleep(1.5)  # past the 1 s delay before a Ray that died is started again
+    worker.proc.send_signal(signal.SIGTERM)
+    assert worker.wait(15) == 0, worker.stderr
+    assert len(ray_starts(tmp_path)) == 1, worker.stderr
+    assert "node was drained" in worker.stderr, worker.stderr
+
+
+def test_a_drain_of_an_earlier_ray_does_not_excuse_a_death(run, gcs, tmp_path):
+    """The GCS's last record of the node's name is a drain that ended before this Ray started (an
+    earlier Ray of the pod): this Ray's exit is a death, and counts."""
+    drained(gcs, int(time.time() * 1000) - 60000)
+    worker = run(worker_env(gcs))
+    end_ray(tmp_path, 1)
+    worker.wait_for_log("starting it again in 1 s (1 of at most 3 in a row)")
+    assert "node was drained" not in worker.stderr, worker.stderr

@@ -127,26 +127,28 @@ static void test_departure(void **state)
     struct pb_writer w;
     struct errbuf err;
     enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
+    uint64_t ended = 0;
     (void)state;
     pb_writer_init(&w, buf, sizeof(buf));
     pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 2000, 2));
     pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 3000, 3));
     pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 1000, 1));
     pb_put_bytes(&w, 2, n, node(n, sizeof(n), 0xaa, 28, "10.0.0.8", 0, 0));
-    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.7", &how, &err), 0);
+    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.7", &how, &ended, &err), 0);
     assert_int_equal(how, GCS_DEPARTURE_DRAIN_PREEMPTED);
+    assert_int_equal(ended, 3000); /* the last to end, and when (rayboot's drained Ray: init/rayrestart.c) */
     assert_string_equal(gcs_departure_name(how), "AUTOSCALER_DRAIN_PREEMPTED");
     /* An ALIVE node is no departure. */
-    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.8", &how, &err), -1);
+    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.8", &how, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "no DEAD node named 10.0.0.8"));
     /* Selected by name, never by address. */
-    assert_int_equal(gcs_decode_departure(buf, w.len, SHARED_ADDRESS, &how, &err), -1);
-    assert_int_equal(gcs_decode_departure(buf, w.len - 2, "10.0.0.7", &how, &err), -1);
+    assert_int_equal(gcs_decode_departure(buf, w.len, SHARED_ADDRESS, &how, NULL, &err), -1);
+    assert_int_equal(gcs_decode_departure(buf, w.len - 2, "10.0.0.7", &how, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "malformed"));
     /* A reason this build does not know reads as UNSPECIFIED. */
     pb_writer_init(&w, buf, sizeof(buf));
     pb_put_bytes(&w, 2, n, dead_node(n, sizeof(n), "10.0.0.7", 1, 99));
-    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.7", &how, &err), 0);
+    assert_int_equal(gcs_decode_departure(buf, w.len, "10.0.0.7", &how, NULL, &err), 0);
     assert_string_equal(gcs_departure_name(how), "UNSPECIFIED");
 }
 

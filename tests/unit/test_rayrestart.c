@@ -50,12 +50,27 @@ static void test_reconnect_expiry(void **state)
     assert_true(rayrestart_reconnect_expired(5000, 5000, 0));
 }
 
+/* A drain of this Ray's node (ended after it started, give or take the clocks' slack) is no death;
+ * a drain of an earlier Ray of the pod, a crash, or a departure with no reason is. */
+static void test_a_drain_is_not_a_death(void **state)
+{
+    (void)state;
+    assert_true(rayrestart_was_drained(GCS_DEPARTURE_DRAIN_PREEMPTED, 50000, 40000));
+    assert_true(rayrestart_was_drained(GCS_DEPARTURE_DRAIN_IDLE, 50000, 40000));
+    assert_true(rayrestart_was_drained(GCS_DEPARTURE_DRAIN_PREEMPTED, 40000 - RAYRESTART_CLOCK_SLACK_MS, 40000));
+    assert_false(rayrestart_was_drained(GCS_DEPARTURE_DRAIN_PREEMPTED, 40000 - RAYRESTART_CLOCK_SLACK_MS - 1, 40000));
+    assert_false(rayrestart_was_drained(GCS_DEPARTURE_UNEXPECTED, 50000, 40000));
+    assert_false(rayrestart_was_drained(GCS_DEPARTURE_EXPECTED, 50000, 40000));
+    assert_false(rayrestart_was_drained(GCS_DEPARTURE_UNKNOWN, 50000, 40000));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_three_starts_then_none),
         cmocka_unit_test(test_a_stable_run_starts_over),
         cmocka_unit_test(test_reconnect_expiry),
+        cmocka_unit_test(test_a_drain_is_not_a_death),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
