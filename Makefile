@@ -71,7 +71,7 @@ UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
 # end to end.
 UNIT_LIB_SRC := $(filter-out lib/base/version.c,$(LIB_SRC)) init/jobsapi.c init/shellquote.c init/plan_render.c \
                 init/rayrestart.c \
-                sidecar/podreason.c sidecar/route.c
+                sidecar/drainproof.c sidecar/podreason.c sidecar/route.c
 UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(sort $(wildcard tests/unit/test_*.c)))
 # Each fuzz target's harness is also built without libFuzzer (fuzz/replay.c) and run by `make unit`
 # over its seeds and regression inputs.

@@ -28,6 +28,10 @@ static void check(enum route_port port, const char *method, const char *path, en
         if (drain_port || !drain)
             __builtin_trap();
         break;
+    case ROUTE_HELLO:
+        if (!drain_port || !get || strcmp(path, "/hello") != 0)
+            __builtin_trap();
+        break;
     case ROUTE_HEALTHZ:
     case ROUTE_READYZ:
     case ROUTE_METRICS:

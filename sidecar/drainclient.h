@@ -10,14 +10,20 @@
 /* Exit codes of `rayboot-sidecar drain` beyond the project's (0 drained or accepted, 2 usage). */
 #define DRAINCLIENT_EXIT_NOT_DRAINED 1                 /* the sidecar answered: the drain could not be made */
 #define DRAINCLIENT_EXIT_NO_SIDECAR EXIT_WAIT_DEADLINE /* no answer from the sidecar (not listening, or too slow) */
+/* EX_PROTOCOL: what holds the drain port is not the sidecar (no proof, a wrong one, or no answer to
+ * GET /hello within 2 s); nothing was drained by this call. */
+#define DRAINCLIENT_EXIT_NOT_THE_SIDECAR 76
+/* EX_NOPERM: the sidecar refused: this pod is not being deleted (409); nothing drained. */
+#define DRAINCLIENT_EXIT_REFUSED 77
 
 /* --deadline=SECONDS, which the shipped manifests before the sidecar chose its own deadline pass:
  * whole seconds from 1 to an hour, or -1 with a message naming the flag. Checked, so that a typo
  * still fails; never sent. */
 int drainclient_deadline_check(const char *text, struct errbuf *err);
 
-/* POSTs /drain to 127.0.0.1:port (the sidecar chooses the deadline); prints the answer on stdout
- * and returns the exit code. */
-int drainclient_run(int port);
+/* GET /hello, then POST /drain to 127.0.0.1:port (the sidecar chooses the deadline), each answer
+ * proven with Ray's token from envp where one is set; prints the drain's answer on stdout and
+ * returns the exit code. */
+int drainclient_run(int port, const char *const *envp);
 
 #endif

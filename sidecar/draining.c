@@ -115,7 +115,8 @@ void sidecar_drain_report(struct sidecar *s, long now_ms)
         termlog_write(s->envp, "rayboot-sidecar: no drain on %s (%s): %s", s->drain_trigger, d->detail, s->disruption);
         break;
     }
-    http_resume_waiters(s->http_drain);
+    if (s->http_drain)
+        http_resume_waiters(s->http_drain);
 }
 
 long sidecar_drain_budget_cap_ms(const struct sidecar *s)

@@ -10,12 +10,14 @@
 #include <cjson/cJSON.h>
 
 #include "draining.h"
+#include "drainproof.h"
+#include "guard.h"
 #include "json.h"
-#include "loop.h"
 #include "metrics.h"
 #include "route.h"
 #include "sidecar.h"
 #include "monotime.h"
+#include "version.h"
 
 /* A method other than GET or HEAD on a path that takes only those, or on no path at all. */
 #define WRONG_METHOD_FMT "%.100s: not found, or not with this method (GET /healthz /readyz /metrics)\n"
@@ -60,11 +62,36 @@ static void drain_json(const struct sidecar *s, struct http_answer *a)
     cJSON_Delete(o);
 }
 
-/* A request resumed after its drain gets that drain's result; a new one waits for the drain
- * running, or gets the result of one the GCS accepted, or starts one (again, after one that failed
- * or one the sidecar forgot: draining.c). Its deadline is the sidecar's, whatever the caller asks. */
+/* A refused ask (guard.c): 409, as JSON like a drain's answer. */
+static void refusal_json(const struct sidecar *s, struct http_answer *a)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *text;
+    cJSON_AddBoolToObject(o, "accepted", false);
+    cJSON_AddNullToObject(o, "node_id");
+    json_add_text(o, "outcome", "refused");
+    cJSON_AddNullToObject(o, "drained_in_ms");
+    json_add_text(o, "trigger", "preStop");
+    json_add_text(o, "detail", s->refusal);
+    text = cJSON_PrintUnformatted(o);
+    a->status = 409;
+    a->content_type = "application/json";
+    snprintf(a->body, sizeof(a->body), "%s\n", text ? text : "{}");
+    cJSON_free(text);
+    cJSON_Delete(o);
+}
+
+/* A request resumed after its drain gets that drain's result, or after its ask was refused (the
+ * pod is not going: guard.c) the refusal; a new one waits for the drain running, or gets the
+ * result of one the GCS accepted, or asks for one (again, after one that failed or one the sidecar
+ * forgot: draining.c), which the guard may refuse. Its deadline is the sidecar's, whatever the
+ * caller asks. */
 static void drain_endpoint(struct sidecar *s, const struct http_request *req, struct http_answer *a, bool *suspend)
 {
+    if (req->resumed && !sidecar_drain_done(s) && !s->drain_wanted && s->refusal[0]) {
+        refusal_json(s, a);
+        return;
+    }
     if (req->resumed && !sidecar_drain_done(s)) {
         set(a, 503, "the sidecar is stopping before the drain finished\n");
         return;
@@ -73,8 +100,20 @@ static void drain_endpoint(struct sidecar *s, const struct http_request *req, st
         drain_json(s, a);
         return;
     }
-    sidecar_want_drain(s, "preStop");
+    if (!s->drain_wanted)
+        guard_ask(s, monotime_ms());
     *suspend = true;
+}
+
+/* GET /hello on the drain port: who listens there, and the longest a drain asked now may take, so
+ * that the client waits no longer (a process holding the port in the sidecar's place would keep it
+ * waiting for the whole grace period otherwise). Proven like every answer of this port. */
+static void hello(const struct sidecar *s, struct http_answer *a)
+{
+    a->status = 200;
+    a->content_type = "application/json";
+    snprintf(a->body, sizeof(a->body), "{\"sidecar\":\"rayboot-sidecar\",\"version\":\"%s\",\"drain_wait_ms\":%ld}\n",
+             RAYBOOT_VERSION, sidecar_drain_budget_cap_ms(s) + GUARD_ASK_WAIT_MS);
 }
 
 static void readyz(const struct sidecar *s, struct http_answer *a)
@@ -102,6 +141,9 @@ static void answer(struct sidecar *s, enum route_port port, const struct http_re
         break;
     case ROUTE_DRAIN_METHOD:
         set(a, 405, "%s: use POST (rayboot-sidecar drain)\n", req->path);
+        break;
+    case ROUTE_HELLO:
+        hello(s, a);
         break;
     case ROUTE_DRAIN_ELSEWHERE:
         s->drain_refused++;
@@ -141,7 +183,12 @@ void endpoints_probes(void *ctx, const struct http_request *req, struct http_ans
     answer(ctx, ROUTE_PORT_PROBES, req, a, suspend);
 }
 
+/* Every answer of the drain port carries the proof (drainproof.h) when the client sent a nonce and
+ * the sidecar has Ray's token. */
 void endpoints_drain(void *ctx, const struct http_request *req, struct http_answer *a, bool *suspend)
 {
-    answer(ctx, ROUTE_PORT_DRAIN, req, a, suspend);
+    struct sidecar *s = ctx;
+    answer(s, ROUTE_PORT_DRAIN, req, a, suspend);
+    if (!*suspend && s->proof_keyed && drainproof_nonce_valid(req->nonce))
+        drainproof_tag(&s->proof_key, req->nonce, req->path, a->status, a->body, strlen(a->body), a->proof);
 }

@@ -8,17 +8,20 @@
  * closes its connection; a request with a body is refused (413). What to answer is the handler's. */
 #include "http.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <microhttpd.h>
 
+#include "drainproof.h"
 #include "log.h"
 #include "monotime.h"
 
@@ -159,6 +162,8 @@ static enum MHD_Result queue_answer(struct MHD_Connection *c, const struct http_
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (a->proof[0])
+        MHD_add_response_header(r, DRAINPROOF_PROOF_HEADER, a->proof);
     rc = MHD_queue_response(c, (unsigned int)a->status, r);
     MHD_destroy_response(r);
     return rc;
@@ -198,8 +203,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     struct http_server *h = cls;
     struct http_conn *slot = conn_of(c);
-    struct http_request req = {method, url, false};
-    struct http_answer a;
+    struct http_request req = {method, url, false,
+                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, DRAINPROOF_NONCE_HEADER)};
+    struct http_answer a = {.proof = ""};
     bool wait = false;
     (void)version;
     (void)upload_data;
@@ -226,7 +232,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return queue_answer(c, &a);
 }
 
-struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, struct errbuf *err)
+/* After libmicrohttpd could not listen: whether the port is in use (EADDRINUSE from a bind of our
+ * own), told apart from an address or port not allowed, so that the caller can go on without it. */
+static bool port_in_use(const struct sockaddr_in *sa)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, e;
+    if (fd < 0)
+        return false;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as libmicrohttpd does */
+    e = bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ? errno : 0;
+    close(fd);
+    return e == EADDRINUSE;
+}
+
+struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, bool *in_use,
+                               struct errbuf *err)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     struct http_server *h;
@@ -249,8 +269,12 @@ struct http_server *http_start(const char *addr, int port, http_handler_fn handl
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_BYTES,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
     if (!h->daemon) {
+        bool taken = port > 0 && port_in_use(&sa);
         free(h);
-        errbuf_set(err, "could not listen on %s:%d: in use, or not allowed", addr ? addr : "0.0.0.0", port);
+        if (in_use)
+            *in_use = taken;
+        errbuf_set(err, "could not listen on %s:%d: %s", addr ? addr : "0.0.0.0", port,
+                   taken ? "another process holds the port" : "in use, or not allowed");
         return NULL;
     }
     return h;

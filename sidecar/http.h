@@ -14,13 +14,15 @@ struct http_server;
 struct http_answer {
     int status;
     const char *content_type;
-    char body[2048];
+    char body[4096];
+    char proof[72]; /* the X-Rayboot-Proof header's value (sidecar/drainproof.h), "" for none */
 };
 
 struct http_request {
     const char *method;
     const char *path;
-    bool resumed; /* the handler suspended this request before and is asked again */
+    bool resumed;      /* the handler suspended this request before and is asked again */
+    const char *nonce; /* the X-Rayboot-Nonce header's value, or NULL (sidecar/drainproof.h) */
 };
 
 /* Fills *a, or sets *suspend to answer later (after http_resume_waiters, when it is called again
@@ -28,8 +30,9 @@ struct http_request {
 typedef void (*http_handler_fn)(void *ctx, const struct http_request *req, struct http_answer *a, bool *suspend);
 
 /* Listens on addr (an IPv4 address; NULL: every address) at port (0: any free port). NULL with a
- * message on failure. */
-struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, struct errbuf *err);
+ * message on failure, and *in_use (if not NULL) true when another socket holds the port. */
+struct http_server *http_start(const char *addr, int port, http_handler_fn handler, void *ctx, bool *in_use,
+                               struct errbuf *err);
 int http_bound_port(const struct http_server *h);
 /* One fd for the caller's epoll: readable when the server has work. */
 int http_fd(const struct http_server *h);

@@ -1,7 +1,7 @@
 /* GET /api/v1/namespaces/NS/pods/NAME with the mounted token, in a forked child that prints one
- * line to a pipe. The child parses TLS from the network with mbedTLS, so it confines itself with
- * the prober's seccomp filter (and what TLS adds) once it holds the CA and the token and before it
- * connects; TLS 1.2 at least, 1.3 when the API server offers it. The token is zeroed wherever this
+ * line to a pipe: a verdict letter (going, staying, unread), a space, the reason. The child parses TLS from the network
+ * with mbedTLS, so it confines itself with the prober's seccomp filter (and what TLS adds) once it holds the CA and the
+ * token and before it connects; TLS 1.2 at least, 1.3 when the API server offers it. The token is zeroed wherever this
  * program held it. The parsing of the Pod is podreason.c's; deciding what to do with the reason is
  * the drain's. */
 #include "kubeapi.h"
@@ -96,8 +96,15 @@ static int read_ca(const struct kubeapi_target *t, struct httpc_request *req, ch
     return 0;
 }
 
-/* The child's whole job: one GET, one line out (to out_fd). */
-static void fetch_and_describe(const struct kubeapi_target *t, const char *token, int out_fd, char *line, size_t cap)
+/* The child's line starts with one of these, then a space. */
+#define VERDICT_GOING 'G'
+#define VERDICT_STAYING 'S'
+#define VERDICT_UNREAD 'U'
+#define VERDICT_DENIED 'D'
+
+/* The child's whole job: one GET, one line out (to out_fd), its verdict in *verdict. */
+static void fetch_and_describe(const struct kubeapi_target *t, const char *token, int out_fd, char *line, size_t cap,
+                               char *verdict)
 {
     char url[512], auth[TOKEN_MAX_BYTES + 32];
     const char *headers[] = {auth, "Accept: application/json", NULL};
@@ -127,6 +134,7 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     struct errbuf err;
     int rc;
 
+    *verdict = VERDICT_UNREAD;
     /* t->host is in the environment, which is wiped before the request (secrets_shed). */
     snprintf(host, sizeof(host), "%s", t->host);
     /* An API server is reached at an IP, but mbedTLS 2.x verified DNS names only (3.6 verifies IP
@@ -153,23 +161,27 @@ static void fetch_and_describe(const struct kubeapi_target *t, const char *token
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
     rc = httpc_request(&http, &req, &reply, &err);
     forget(auth, sizeof(auth));
-    if (rc < 0 && tls.no_san)
+    if (rc < 0 && tls.no_san) {
         snprintf(line, cap,
                  "reason unknown (API server %.100s: its certificate names " KUBEAPI_NAME " in its CN only, with "
                  "no subjectAltName: refused, as Go's client and kubectl refuse it; the token was not sent)",
                  host);
-    else if (rc < 0)
+    } else if (rc < 0) {
         snprintf(line, cap, "reason unknown (API server %.100s: %.300s)", host,
                  rc == HTTPC_TOO_LARGE ? "the Pod object is too large" : err.msg);
-    else if (reply.status != 200)
+    } else if (reply.status != 200) {
+        if (reply.status == 401 || reply.status == 403)
+            *verdict = VERDICT_DENIED;
         snprintf(line, cap,
                  "reason unknown (API server answered HTTP %ld for pods/%.100s; the sidecar needs RBAC "
                  "get on pods)",
                  reply.status, t->pod_name);
-    else if (podreason_parse(reply.body.buf, reply.body.len, &pr, &err) < 0)
+    } else if (podreason_parse(reply.body.buf, reply.body.len, &pr, &err) < 0) {
         snprintf(line, cap, "reason unknown (%.400s)", err.msg);
-    else
+    } else {
         podreason_describe(&pr, line, cap);
+        *verdict = podreason_going(&pr) ? VERDICT_GOING : VERDICT_STAYING;
+    }
     if (rc == 0)
         httpc_reply_free(&reply);
     httpc_free(&http);
@@ -204,6 +216,7 @@ struct reader_args {
     size_t token_len;
     char *line;
     size_t cap;
+    char *verdict; /* its letter and a space, written before the line */
 };
 
 static int reader(int fd, void *arg)
@@ -214,40 +227,63 @@ static int reader(int fd, void *arg)
     int out = scrub_fds(fd);
     if (out < 0)
         return 0; /* the parent reads EOF: "the API reader failed" */
-    fetch_and_describe(a->t, a->token, out, a->line, a->cap);
+    fetch_and_describe(a->t, a->token, out, a->line, a->cap, &a->verdict[0]);
     forget(a->token, a->token_len);
+    (void)!write(out, a->verdict, 2);
     (void)!write(out, a->line, strlen(a->line));
+    return 0;
+}
+
+/* The token, read and checked with the target: what a read needs before it can be made. */
+static int load_token(const struct kubeapi_target *t, char **token, size_t *token_len, struct errbuf *err)
+{
+    *token = NULL;
+    *token_len = 0;
+    if (!t->host || !t->host[0])
+        return errbuf_set(err, "KUBERNETES_SERVICE_HOST is not set (not running in Kubernetes?)");
+    if (!t->namespace_[0] || !t->pod_name[0])
+        return errbuf_set(err, "this pod's namespace or name is unknown (set RAYBOOT_POD_NAMESPACE, RAYBOOT_POD_NAME)");
+    if (fsroot_read(t->root, SA_DIR "/token", TOKEN_MAX_BYTES, token, token_len, err) < 0)
+        return -1;
+    trim(*token, token_len);
+    if (check_target(t, *token, *token_len, err) < 0) {
+        forget(*token, *token_len);
+        free(*token);
+        *token = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int kubeapi_access(const struct kubeapi_target *t, struct errbuf *err)
+{
+    char *token;
+    size_t token_len;
+    if (load_token(t, &token, &token_len, err) < 0)
+        return -1;
+    forget(token, token_len);
+    free(token);
     return 0;
 }
 
 int kubeapi_reason_start(struct kubeapi_fetch *f, const struct kubeapi_target *t, long now_ms, struct errbuf *err)
 {
-    char *token = NULL, line[sizeof(f->line)];
+    char *token = NULL, line[sizeof(f->line)], verdict[2] = {VERDICT_UNREAD, ' '};
     size_t token_len = 0;
     int fds[2], rc;
 
     memset(f, 0, sizeof(*f));
     f->fd = -1;
     f->pid = -1;
-    if (!t->host || !t->host[0])
-        return errbuf_set(err, "KUBERNETES_SERVICE_HOST is not set (not running in Kubernetes?)");
-    if (!t->namespace_[0] || !t->pod_name[0])
-        return errbuf_set(err, "this pod's namespace or name is unknown (set RAYBOOT_POD_NAMESPACE, RAYBOOT_POD_NAME)");
-    if (fsroot_read(t->root, SA_DIR "/token", TOKEN_MAX_BYTES, &token, &token_len, err) < 0)
+    if (load_token(t, &token, &token_len, err) < 0)
         return -1;
-    trim(token, &token_len);
-    if (check_target(t, token, token_len, err) < 0) {
-        forget(token, token_len);
-        free(token);
-        return -1;
-    }
     if (pipe2(fds, O_CLOEXEC) < 0) {
         forget(token, token_len);
         free(token);
         return errbuf_set(err, "pipe: %s", strerror(errno));
     }
     {
-        struct reader_args a = {t, token, token_len, line, sizeof(line)};
+        struct reader_args a = {t, token, token_len, line, sizeof(line) - sizeof(verdict), verdict};
         rc = helper_start(&f->pid, &f->fd, fds[0], fds[1], reader, &a, err);
     }
     forget(token, token_len);
@@ -264,6 +300,32 @@ static void finish(struct kubeapi_fetch *f)
     helper_stop(&f->pid, &f->fd, KUBEAPI_STOP_GRACE_MS, NULL);
 }
 
+/* The child's letter and space off the front of its line; anything else (nothing at all: the child
+ * died) is an unread Pod. */
+static void take_verdict(struct kubeapi_fetch *f)
+{
+    char letter = f->len >= 2 && f->line[1] == ' ' ? f->line[0] : '\0';
+    switch (letter) {
+    case VERDICT_GOING:
+        f->verdict = KUBEAPI_GOING;
+        break;
+    case VERDICT_STAYING:
+        f->verdict = KUBEAPI_STAYING;
+        break;
+    case VERDICT_DENIED:
+        f->verdict = KUBEAPI_DENIED;
+        break;
+    default:
+        f->verdict = KUBEAPI_UNREAD;
+    }
+    if (letter != VERDICT_GOING && letter != VERDICT_STAYING && letter != VERDICT_UNREAD && letter != VERDICT_DENIED) {
+        snprintf(f->line, sizeof(f->line), "reason unknown (the API reader failed)");
+        return;
+    }
+    memmove(f->line, f->line + 2, f->len - 1); /* the text and its NUL */
+    f->len -= 2;
+}
+
 bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
 {
     ssize_t n;
@@ -271,6 +333,7 @@ bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
         return true;
     if (now_ms >= f->deadline_ms) {
         kubeapi_reason_cancel(f);
+        f->verdict = KUBEAPI_UNREAD;
         snprintf(f->line, sizeof(f->line), "reason unknown (the API server did not answer within %d ms)",
                  KUBEAPI_TIMEOUT_MS);
         return true;
@@ -286,8 +349,7 @@ bool kubeapi_reason_read(struct kubeapi_fetch *f, long now_ms)
     }
     /* EOF (or the line is full): the child is done. */
     f->line[f->len] = '\0';
-    if (f->len == 0)
-        snprintf(f->line, sizeof(f->line), "reason unknown (the API reader failed)");
+    take_verdict(f);
     finish(f);
     return true;
 }

@@ -13,6 +13,8 @@
 #include "loop.h"
 
 #include "draining.h"
+#include "endpoints.h"
+#include "guard.h"
 #include "http.h"
 #include "log.h"
 #include "monotime.h"
@@ -28,6 +30,9 @@
 #define SIDECAR_VERSION_RETRY_MS 10000
 /* After SIGTERM, how often to look whether Ray's processes are gone. */
 #define SIDECAR_EXIT_POLL_MS 250
+/* The drain port held by another process is tried again this often: a squatter that leaves gives
+ * the preStop its sidecar back within seconds, and a bind now and then costs nothing. */
+#define SIDECAR_DRAIN_PORT_RETRY_MS 2000
 /* Nothing to do for this long: wake anyway (and run the HTTP server's timers). */
 #define SIDECAR_IDLE_WAKE_MS 1000
 
@@ -163,38 +168,58 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
     }
 }
 
-void sidecar_want_drain(struct sidecar *s, const char *trigger)
-{
-    struct kubeapi_target t = {s->root, NULL, NULL, s->plan.namespace_, s->plan.pod_name};
-    struct errbuf err;
-    long now_ms = monotime_ms();
-    if (s->drain_wanted || sidecar_drained(s))
-        return;
-    sidecar_drain_reset(s, trigger, now_ms);
-    for (const char *const *e = s->envp; *e; e++) {
-        if (strncmp(*e, "KUBERNETES_SERVICE_HOST=", 24) == 0)
-            t.host = *e + 24;
-        else if (strncmp(*e, "KUBERNETES_SERVICE_PORT=", 24) == 0)
-            t.port = *e + 24;
-    }
-    if (kubeapi_reason_start(&s->api, &t, now_ms, &err) < 0) {
-        log_info("the reason this pod ends is unknown: %s", err.msg);
-        snprintf(s->disruption, sizeof(s->disruption), "reason unknown");
-        return;
-    }
-    s->reason_pending = true;
-    watch(s, s->api.fd, TAG_API);
-}
-
+/* The read of this Pod has answered (or run out of time): guard.c acts on it. */
 static void on_api(struct sidecar *s, long now_ms)
 {
     int fd = s->api.fd;
-    if (!s->reason_pending || !kubeapi_reason_read(&s->api, now_ms))
+    if (s->api_use == API_NONE || !kubeapi_reason_read(&s->api, now_ms))
         return;
-    unwatch(s, fd);
-    s->reason_pending = false;
-    snprintf(s->disruption, sizeof(s->disruption), "%s", s->api.line);
-    log_info("the reason this pod ends: %s", s->disruption);
+    if (s->api_watched)
+        unwatch(s, fd);
+    s->api_watched = false;
+    guard_read_done(s, now_ms);
+}
+
+/* A read started since the last turn (guard.c) is watched. */
+static void watch_api(struct sidecar *s)
+{
+    if (s->api_use == API_NONE || s->api_watched || s->api.fd < 0)
+        return;
+    if (watch(s, s->api.fd, TAG_API) == 0)
+        s->api_watched = true;
+}
+
+/* The drain port, when another process held it: tried again every SIDECAR_DRAIN_PORT_RETRY_MS. */
+static void retry_drain_port(struct sidecar *s, long now_ms, long *wake_ms)
+{
+    struct errbuf err;
+    if (s->http_drain)
+        return;
+    if (now_ms < s->drain_port_retry_ms) {
+        earliest(wake_ms, s->drain_port_retry_ms);
+        return;
+    }
+    if (sidecar_listen_drain(s, now_ms, &err) == 0 && s->http_drain) {
+        log_info("listening on the drain port %s:%d now: the process that held it has let it go", SIDECAR_DRAIN_ADDRESS,
+                 s->drain_port);
+        watch(s, http_fd(s->http_drain), TAG_HTTP_DRAIN);
+    }
+    earliest(wake_ms, s->drain_port_retry_ms);
+}
+
+int sidecar_listen_drain(struct sidecar *s, long now_ms, struct errbuf *err)
+{
+    bool in_use = false;
+    s->http_drain = http_start(SIDECAR_DRAIN_ADDRESS, s->drain_port, endpoints_drain, s, &in_use, err);
+    if (s->http_drain) {
+        s->drain_port = http_bound_port(s->http_drain);
+        return 0;
+    }
+    errbuf_prefix(err, "RAYBOOT_SIDECAR_DRAIN_PORT");
+    if (!in_use)
+        return -1;
+    s->drain_port_retry_ms = now_ms + SIDECAR_DRAIN_PORT_RETRY_MS;
+    return 0;
 }
 
 static void on_signals(struct sidecar *s)
@@ -255,7 +280,8 @@ static void dispatch(struct sidecar *s, const struct epoll_event *ev, long now_m
         http_run(s->http);
         break;
     case TAG_HTTP_DRAIN:
-        http_run(s->http_drain);
+        if (s->http_drain)
+            http_run(s->http_drain);
         break;
     case TAG_API:
         on_api(s, now_ms);
@@ -269,23 +295,28 @@ static void check_timeouts(struct sidecar *s, long now_ms)
         on_reply(s, NULL, now_ms);
         restart_prober(s, "the prober did not answer in time");
     }
-    if (s->reason_pending && now_ms >= s->api.deadline_ms)
+    if (s->api_use != API_NONE && now_ms >= s->api.deadline_ms)
         on_api(s, now_ms);
     http_run(s->http);
-    http_run(s->http_drain);
+    if (s->http_drain)
+        http_run(s->http_drain);
 }
 
 int sidecar_loop(struct sidecar *s)
 {
     struct epoll_event events[8];
     if (watch(s, s->sigfd, TAG_SIGNAL) < 0 || watch(s, s->prober.fd, TAG_PROBER) < 0 ||
-        watch(s, http_fd(s->http), TAG_HTTP) < 0 || watch(s, http_fd(s->http_drain), TAG_HTTP_DRAIN) < 0) {
+        watch(s, http_fd(s->http), TAG_HTTP) < 0 ||
+        (s->http_drain && watch(s, http_fd(s->http_drain), TAG_HTTP_DRAIN) < 0)) {
         log_error("epoll_ctl: %s", strerror(errno));
         return -1;
     }
     for (;;) {
         long now_ms = monotime_ms(), wake_ms = now_ms + SIDECAR_IDLE_WAKE_MS, http_ms;
         int n;
+        guard_step(s, now_ms, &wake_ms);
+        watch_api(s);
+        retry_drain_port(s, now_ms, &wake_ms);
         if (s->in_flight == USE_NONE && s->prober.pid > 0)
             next_request(s, now_ms, &wake_ms);
         if (s->drain.state == DRAIN_DONE && !s->drain_reported)
@@ -295,13 +326,13 @@ int sidecar_loop(struct sidecar *s)
             return 0;
         if (s->in_flight != USE_NONE)
             earliest(&wake_ms, s->prober_deadline_ms);
-        if (s->reason_pending)
+        if (s->api_use != API_NONE)
             earliest(&wake_ms, s->api.deadline_ms);
         if (s->terminating)
             earliest(&wake_ms, s->exit_at_ms);
         if ((http_ms = http_timeout_ms(s->http)) >= 0)
             earliest(&wake_ms, now_ms + http_ms);
-        if ((http_ms = http_timeout_ms(s->http_drain)) >= 0)
+        if (s->http_drain && (http_ms = http_timeout_ms(s->http_drain)) >= 0)
             earliest(&wake_ms, now_ms + http_ms);
         n = epoll_wait(s->epfd, events, 8, (int)(wake_ms > now_ms ? wake_ms - now_ms : 0));
         if (n < 0 && errno != EINTR) {

@@ -9,11 +9,9 @@
 /* Runs until SIGTERM's work is done (0) or the loop cannot go on (-1, logged). */
 int sidecar_loop(struct sidecar *s);
 
-/* Asks for a drain that finishes within what the grace period allows (sidecar_drain_budget_cap_ms;
- * no caller chooses). While one runs, this changes nothing (its callers wait for it); after one
- * that failed (DrainNode could not be made), it starts another; after one the GCS accepted (the
- * node left, or is draining still at the deadline), nothing, until that one is forgotten
- * (sidecar_drain_forget_stale). */
-void sidecar_want_drain(struct sidecar *s, const char *trigger);
+/* Listens on the drain port (RAYBOOT_SIDECAR_DRAIN_PORT on 127.0.0.1): 0 with s->http_drain set,
+ * or 0 with it NULL when another process holds the port (the loop tries again, the probes are
+ * served meanwhile; err says so), or -1 with a message when it cannot listen there at all. */
+int sidecar_listen_drain(struct sidecar *s, long now_ms, struct errbuf *err);
 
 #endif

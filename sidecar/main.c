@@ -17,11 +17,14 @@
 #include "env.h"
 #include "exitcode.h"
 #include "flags.h"
+#include "guard.h"
 #include "http.h"
 #include "log.h"
 #include "loop.h"
+#include "monotime.h"
 #include "proc.h"
 #include "rayauth.h"
+#include "rdvauth.h"
 #include "relro.h"
 #include "secrets.h"
 #include "sidecar.h"
@@ -178,18 +181,22 @@ static int drain_command(int argc, char **argv, const char *const *envp)
         log_error("%s", err.msg);
         return EXIT_CONFIG;
     }
-    return drainclient_run(port);
+    return drainclient_run(port, envp);
 }
 
 /* Ray's TLS refused and Ray's token checked at start-up, as rayboot does; the prober reads the
- * token itself before it confines itself, and sends it with every call. */
-static int check_auth(const struct sidecar *s, struct errbuf *err)
+ * token itself before it confines itself, and sends it with every call. The sidecar keeps the
+ * token's HMAC key (never the token) to prove its drain port's answers. */
+static int check_auth(struct sidecar *s, struct errbuf *err)
 {
     struct rayauth auth;
     if (rayauth_check_tls(s->envp, err) < 0 || rayauth_load(s->envp, s->root, &auth, err) < 0)
         return -1;
-    if (auth.token_mode)
-        log_info("Ray token authentication: the token from %s", auth.source);
+    if (auth.token_mode) {
+        log_info("Ray token authentication: the token from %s (it also proves this sidecar to the preStop hook)",
+                 auth.source);
+        s->proof_keyed = rdvauth_key_from_header(&s->proof_key, auth.header) == 0;
+    }
     rayauth_clear(&auth);
     return 0;
 }
@@ -221,17 +228,21 @@ static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf
     }
     if (prober_start(&s->prober, s->root, err) < 0)
         return EXIT_SOFTWARE;
-    s->http = http_start(NULL, s->port, endpoints_probes, s, err);
+    s->http = http_start(NULL, s->port, endpoints_probes, s, NULL, err);
     if (!s->http) {
         errbuf_prefix(err, "RAYBOOT_SIDECAR_PORT");
         return EXIT_CONFIG;
     }
-    s->http_drain = http_start(SIDECAR_DRAIN_ADDRESS, s->drain_port, endpoints_drain, s, err);
-    if (!s->http_drain) {
-        errbuf_prefix(err, "RAYBOOT_SIDECAR_DRAIN_PORT");
+    /* A drain port another process holds: the probes are served all the same, the port is tried
+     * again, and SIGTERM still drains (loop.c). */
+    if (sidecar_listen_drain(s, monotime_ms(), err) < 0)
         return EXIT_CONFIG;
-    }
-    s->drain_port = http_bound_port(s->http_drain);
+    if (!s->http_drain)
+        log_warn("%s: serving the probes without it and trying it again every few seconds; meanwhile a preStop "
+                 "`rayboot-sidecar drain` reaches that process (with Ray's token set, it cannot pass for this "
+                 "sidecar), and SIGTERM still drains",
+                 err->msg);
+    guard_start(s, monotime_ms());
     return 0;
 }
 

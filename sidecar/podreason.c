@@ -39,6 +39,7 @@ int podreason_parse(const char *json, size_t len, struct pod_reason *out, struct
     }
     cond = disruption_condition(pod);
     if (cond) {
+        out->disrupted = true;
         json_copy_printable(out->reason, sizeof(out->reason), cJSON_GetObjectItemCaseSensitive(cond, "reason"));
         json_copy_printable(out->message, sizeof(out->message), cJSON_GetObjectItemCaseSensitive(cond, "message"));
     }
@@ -59,4 +60,9 @@ void podreason_describe(const struct pod_reason *r, char *out, size_t cap)
         snprintf(out, cap, "deleted at %s (no disruption condition)", r->deleted_at);
     else
         snprintf(out, cap, "reason unknown");
+}
+
+bool podreason_going(const struct pod_reason *r)
+{
+    return r->deleted_at[0] != '\0' || r->disrupted;
 }

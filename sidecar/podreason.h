@@ -5,6 +5,7 @@
 #ifndef RAYBOOT_SIDECAR_PODREASON_H
 #define RAYBOOT_SIDECAR_PODREASON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "errbuf.h"
@@ -17,6 +18,7 @@ struct pod_reason {
     char reason[64];                        /* e.g. "EvictionByEvictionAPI"; "" when none */
     char message[PODREASON_TEXT_MAX_BYTES]; /* the condition's message, cut */
     char deleted_at[40];                    /* metadata.deletionTimestamp, or "" */
+    bool disrupted;                         /* a DisruptionTarget condition with status True */
 };
 
 /* Parses a Pod's JSON (len bytes, no NUL needed). -1 with a message when it is not a Pod. */
@@ -25,5 +27,10 @@ int podreason_parse(const char *json, size_t len, struct pod_reason *out, struct
 /* One line for logs, DrainNode and the termination log: "EvictionByEvictionAPI: Eviction API:
  * evicting", "deleted at 2026-...", or "reason unknown". */
 void podreason_describe(const struct pod_reason *r, char *out, size_t cap);
+
+/* The pod is going: it is being deleted (a deletionTimestamp), or the kubelet is ending it without
+ * a deletion (a node-pressure eviction, a node shutdown: DisruptionTarget True, TerminationByKubelet).
+ * Only then does the sidecar drain on /drain (sidecar/guard.c). */
+bool podreason_going(const struct pod_reason *r);
 
 #endif

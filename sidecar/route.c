@@ -5,14 +5,18 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* The drain port has one endpoint, POST /drain: a drain changes the cluster, so neither HEAD
+/* The drain port has two endpoints: GET /hello, which changes nothing (the client's quick look that
+ * the sidecar is the one listening), and POST /drain: a drain changes the cluster, so neither HEAD
  * (which a client may send for anything) nor GET (which must be safe to repeat) makes one. Its
  * query is not read: the drain's deadline is the sidecar's own (an older client sends
  * ?deadline=N, and any caller could). */
 static enum route drain_port_route(const char *method, const char *path)
 {
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (strcmp(path, "/hello") == 0)
+        return get ? ROUTE_HELLO : ROUTE_NOT_FOUND_OTHER;
     if (strcmp(path, "/drain") != 0)
-        return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? ROUTE_NOT_FOUND : ROUTE_NOT_FOUND_OTHER;
+        return get ? ROUTE_NOT_FOUND : ROUTE_NOT_FOUND_OTHER;
     if (strcmp(method, "POST") != 0)
         return ROUTE_DRAIN_METHOD;
     return ROUTE_DRAIN;

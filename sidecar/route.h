@@ -13,6 +13,7 @@ enum route {
     ROUTE_DRAIN,           /* POST /drain on the drain port, whatever its query */
     ROUTE_DRAIN_METHOD,    /* /drain on the drain port with another method (HEAD and GET included): 405 */
     ROUTE_DRAIN_ELSEWHERE, /* /drain on the probes port, any method: 403, nothing drained */
+    ROUTE_HELLO,           /* GET or HEAD /hello on the drain port: the sidecar says (and proves) it is there */
     ROUTE_HEALTHZ,         /* GET or HEAD, probes port */
     ROUTE_READYZ,
     ROUTE_METRICS,

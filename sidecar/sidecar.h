@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "prober.h"
 #include "settings.h"
+#include "sha256.h"
 
 /* The probes' port unless RAYBOOT_SIDECAR_PORT says otherwise: next to Ray's ports, clashing with
  * none of Ray's defaults. Every address: the kubelet's probes come from the node. */
@@ -30,6 +31,14 @@ struct http_server;
 
 enum sidecar_prober_use { USE_NONE, USE_RESOLVE, USE_READY, USE_DRAIN, USE_VERSION };
 
+/* What the read of this Pod under way (kubeapi.c) is for (guard.c). */
+enum sidecar_api_use {
+    API_NONE,
+    API_STARTUP,  /* at start: can this Pod be read? (said in the log) */
+    API_DELETION, /* for a /drain: is the pod going? */
+    API_REASON,   /* for a drain that runs anyway (SIGTERM, or no guard): why the pod ends */
+};
+
 struct sidecar {
     const char *const *envp;
     const char *root; /* RAYBOOT_ROOT, or NULL */
@@ -39,8 +48,11 @@ struct sidecar {
     int drain_port; /* RAYBOOT_SIDECAR_DRAIN_PORT: the drain, on 127.0.0.1 */
     int sigfd;
     int epfd;
-    struct http_server *http;       /* the probes port */
-    struct http_server *http_drain; /* the drain port */
+    struct http_server *http;         /* the probes port */
+    struct http_server *http_drain;   /* the drain port; NULL while another process holds it */
+    struct hmac_sha256_key proof_key; /* from Ray's token: the drain port's answers are proven (drainproof.h) */
+    bool proof_keyed;
+    long drain_port_retry_ms; /* when to try to listen on it again */
 
     struct prober prober;
     enum sidecar_prober_use in_flight;
@@ -60,6 +72,17 @@ struct sidecar {
     long next_ready_ms;
     bool ready_checked; /* at least one look done */
     bool token_refused; /* the last look was refused for Ray's token (logged once per refusal run) */
+
+    /* The drain's guard (guard.c): a /drain drains only a pod that is going, read from the API. */
+    bool guarded;                   /* the Pod can be read: a /drain needs it to be going */
+    enum sidecar_api_use api_use;   /* what the read in s->api is for; API_NONE: none runs */
+    bool api_watched;               /* its pipe is in the loop's epoll */
+    bool ask_pending;               /* /drain asked since the last read for asks began */
+    long ask_ms;                    /* the first of those asks */
+    long read_ask_ms;               /* the first ask the read under way answers */
+    long next_read_ms;              /* asks are read at most this often */
+    char refusal[ERRBUF_MAX_BYTES]; /* why the last asks were refused, "" when they were not */
+    unsigned long asks_refused;
 
     /* A drain: wanted (by /drain or SIGTERM), then the reason is read, then struct drain runs,
      * then it is reported. One that failed may be asked for again. */

@@ -17,6 +17,14 @@ import urllib.request
 SIDECAR_NODE_IP = "10.9.9.9"
 
 
+def drain_hook(binary, port, *args, timeout=60, env=None):
+    """`rayboot-sidecar drain ARGS` against 127.0.0.1:PORT, whoever holds it: (exit code, JSON
+    answer or None, stderr)."""
+    out = subprocess.run([str(binary), "drain", *args], capture_output=True, text=True, timeout=timeout,
+                         env={"PATH": "/usr/bin:/bin", "RAYBOOT_SIDECAR_DRAIN_PORT": str(port), **(env or {})})
+    return out.returncode, json.loads(out.stdout) if out.stdout.strip() else None, out.stderr
+
+
 class Sidecar:
     def __init__(self, binary, env, tmp_path):
         self.binary = binary
@@ -74,12 +82,10 @@ class Sidecar:
         """A raw request to the drain port."""
         return self.get(path, method=method, timeout=timeout, port=self.drain_port)
 
-    def drain(self, *args, timeout=60):
-        """`rayboot-sidecar drain ARGS`, as a preStop exec hook runs it: (exit code, JSON answer or
-        None, stderr)."""
-        out = subprocess.run([str(self.binary), "drain", *args], capture_output=True, text=True, timeout=timeout,
-                             env={"PATH": "/usr/bin:/bin", "RAYBOOT_SIDECAR_DRAIN_PORT": str(self.drain_port)})
-        return out.returncode, json.loads(out.stdout) if out.stdout.strip() else None, out.stderr
+    def drain(self, *args, timeout=60, env=None, port=None):
+        """`rayboot-sidecar drain ARGS`, as a preStop exec hook runs it (with ENV added, on PORT if
+        given): (exit code, JSON answer or None, stderr)."""
+        return drain_hook(self.binary, port or self.drain_port, *args, timeout=timeout, env=env)
 
     def terminate(self):
         os.kill(self.pid(), signal.SIGTERM)

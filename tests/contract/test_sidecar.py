@@ -315,14 +315,14 @@ def test_configuration_errors_exit_2(sidecar_bin, pod_root):
                         ({"RAYBOOT_ROLE": "boss"}, "RAYBOOT_ROLE")):
         out = subprocess.run([str(sidecar_bin)], env={**base, **env}, capture_output=True, text=True, timeout=5)
         assert out.returncode == 2 and needle in out.stderr, out.stderr
-    for name, where in (("RAYBOOT_SIDECAR_PORT", "0.0.0.0"), ("RAYBOOT_SIDECAR_DRAIN_PORT", "127.0.0.1")):
-        with socket.socket() as taken:
-            taken.bind((where, 0))
-            taken.listen()
-            out = subprocess.run([str(sidecar_bin)], env={**base, name: str(taken.getsockname()[1])},
-                                 capture_output=True, text=True, timeout=5)
-        assert out.returncode == 2 and f"{name}: could not listen on {where}:" in out.stderr, out.stderr
-
+    # The probes port taken: no probes can be served, exit 2. (The drain port taken is survived:
+    # test_sidecar_limits.py::test_a_taken_drain_port_leaves_the_probes_up.)
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        out = subprocess.run([str(sidecar_bin)], env={**base, "RAYBOOT_SIDECAR_PORT": str(taken.getsockname()[1])},
+                             capture_output=True, text=True, timeout=5)
+    assert out.returncode == 2 and "RAYBOOT_SIDECAR_PORT: could not listen on 0.0.0.0:" in out.stderr, out.stderr
 
 
 def test_sidecar_prober_outside_its_seccomp_allowlist_is_reported(sidecar_bin, pod_root, gcs):
@@ -362,6 +362,7 @@ class ApiServer:
 
     def __init__(self, certs: pathlib.Path, token: str, pod: dict, tls_max=None, tls_min=None):
         outer = self
+        self.pod = pod
         self.seen = []
         self.versions = []
         self.delay = 0
@@ -370,13 +371,14 @@ class ApiServer:
             def do_GET(self):
                 outer.seen.append((self.path, self.headers.get("Authorization")))
                 outer.versions.append(self.connection.version())
+                pod_then = outer.pod  # the Pod as it was when the request came, whenever it is answered
                 time.sleep(outer.delay)
                 if self.headers.get("Authorization") != f"Bearer {token}":
                     body, code = b'{"kind":"Status","code":401,"reason":"Unauthorized"}', 401
                 elif self.path != "/api/v1/namespaces/ml/pods/ray-job-worker-1":
                     body, code = b'{"kind":"Status","code":404}', 404
                 else:
-                    body, code = json.dumps(pod).encode(), 200
+                    body, code = json.dumps(pod_then).encode(), 200
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -437,31 +439,51 @@ def test_disruption_reason_read_over_tls(sidecar, gcs, worker_node, api, tmp_pat
     code, answer, err = s.drain("--deadline=5")
     assert code == 0 and answer["outcome"] == "left", err
     assert answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting"
-    assert api.seen == [("/api/v1/namespaces/ml/pods/ray-job-worker-1", "Bearer t0ken.for.the-sidecar")]
+    # Read at start (is the Pod readable?), then at the ask (is it going?), which gives the reason.
+    assert api.seen == [("/api/v1/namespaces/ml/pods/ray-job-worker-1", "Bearer t0ken.for.the-sidecar")] * 2
     (req,) = drain_requests(gcs)
     assert b"EvictionByEvictionAPI: Eviction API: evicting" in req[3][0]
     assert "EvictionByEvictionAPI" in (tmp_path / "termination-log").read_text()
 
 
+def test_an_api_server_that_refuses_the_token_leaves_the_drain_unguarded(sidecar, gcs, worker_node, api, pod_root):
+    """A token the API server refuses (401; a 403 for want of RBAC is the same) is no API access:
+    the sidecar says at start that its drain port is unguarded, and drains on any ask, as before,
+    with the reason unknown."""
+    (pod_root / SA_DIR / "token").write_text("stale")
+    s = sidecar(api_env(api.port))
+    eventually(lambda: "no guard on the drain port" in s.stderr)
+    assert "HTTP 401" in s.stderr and "rayboot_sidecar_drain_guarded 0" in s.get("/metrics")[1], s.stderr
+    code, answer, err = s.drain("--deadline=6")
+    assert code == 0 and answer["outcome"] == "left", err
+    assert "HTTP 401" in answer["reason"], answer["reason"]
+
+
 @pytest.mark.parametrize("fault,needle", [
-    ("token", "HTTP 401"),
-    ("ca", "reason unknown (API server 127.0.0.1"),
-    ("down", "reason unknown (API server 127.0.0.1"),
+    ("ca", "API server 127.0.0.1"),
+    ("down", "API server 127.0.0.1"),
 ])
-def test_api_faults_still_drain(sidecar, gcs, worker_node, api, pod_root, tmp_path, closed_port, fault, needle):
+def test_an_unreadable_pod_is_not_drained_on_an_ask(sidecar, gcs, worker_node, api, pod_root, tmp_path, closed_port,
+                                                    fault, needle):
+    """With API access, a read that fails (a certificate of another CA, no API server) cannot show
+    the pod going: the ask is refused, nothing is drained, and SIGTERM (the kubelet's, or whoever
+    may signal the sidecar's UID) still drains. Failing open would let a process of the pod that
+    makes the read fail (its ephemeral ports all bound, say) drain the node."""
     port = api.port
-    if fault == "token":
-        (pod_root / SA_DIR / "token").write_text("stale")
-    elif fault == "ca":
+    if fault == "ca":
         other = make_ca(tmp_path / "other-pki", "someone-else")
         (pod_root / SA_DIR / "ca.crt").write_bytes((other / "ca.crt").read_bytes())
     else:
         port = closed_port
     s = sidecar(api_env(port))
+    eventually(lambda: "could not read this Pod from the API server at start" in s.stderr)
     code, answer, err = s.drain("--deadline=6")
-    assert code == 0 and answer["outcome"] == "left", err
-    assert needle in answer["reason"], answer["reason"]
-    assert "the reason this pod ends: reason unknown" in s.stderr
+    assert code == 77 and answer["outcome"] == "refused" and needle in answer["detail"], (code, answer, err)
+    assert "could not be read" in answer["detail"] and "refused to drain" in err, err
+    assert not drain_requests(gcs)
+    assert s.terminate() == 0
+    (req,) = drain_requests(gcs)
+    assert b"SIGTERM" in req[3][0]
 
 
 def test_an_api_server_named_in_its_cn_alone_is_refused(sidecar, gcs, worker_node, pod_root, tmp_path):
@@ -538,7 +560,7 @@ def test_an_api_server_that_speaks_one_tls_version_is_read(sidecar, gcs, worker_
         s = sidecar(api_env(server.port))
         code, answer, err = s.drain("--deadline=6")
         assert code == 0 and answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting", (answer, err)
-        assert server.versions == [only.replace("_", ".")], server.versions
+        assert server.versions == [only.replace("_", ".")] * 2, server.versions  # at start, and at the ask
     finally:
         server.close()
 
@@ -559,9 +581,10 @@ def test_an_api_server_below_tls_1_2_is_refused(sidecar, gcs, worker_node, api_c
                 assert tls.version() == "TLSv1.1"
         s = sidecar(api_env(old.port))
         code, answer, err = s.drain("--deadline=6")
-        assert code == 0 and answer["outcome"] == "left", err
-        assert answer["reason"] == "reason unknown (API server 127.0.0.1: SSL connect error)", answer
-        assert old.seen == []
+        # Nothing read, so the pod is not known to be going: refused, and nothing drained.
+        assert code == 77 and answer["outcome"] == "refused", (answer, err)
+        assert "(reason unknown (API server 127.0.0.1: SSL connect error))" in answer["detail"], answer
+        assert old.seen == [] and not drain_requests(gcs)
     finally:
         old.close()
 
@@ -573,6 +596,8 @@ def test_the_api_reader_is_confined_and_holds_nothing_of_the_sidecar(sidecar, gc
     arrives."""
     api.delay = 1.5
     s = sidecar(api_env(api.port))
+    eventually(lambda: "drains only while this pod is going" in s.stderr, timeout=5)  # the start-up read
+    api.seen.clear()
     sidecar_pid = s.pid()
     before = set(children(sidecar_pid))
     result = []
@@ -603,5 +628,134 @@ def test_an_api_server_by_name_is_looked_up_under_the_filter(sidecar, gcs, worke
     env = dict(api_env(api.port), KUBERNETES_SERVICE_HOST="api.invalid")
     s = sidecar(env)
     code, answer, err = s.drain("--deadline=8")
-    assert code == 0 and answer["outcome"] == "left", err
-    assert answer["reason"].startswith("reason unknown (API server api.invalid: Could not resolve"), answer
+    # Read, and not resolved: the pod is not known to be going, so nothing is drained.
+    assert code == 77 and answer["outcome"] == "refused", (answer, err)
+    assert "(reason unknown (API server api.invalid: Could not resolve" in answer["detail"], answer
+
+
+# --- The drain's guard: a /drain drains only a pod that is going (sidecar/guard.c) --------------
+
+RUNNING_POD = json.loads((pathlib.Path(__file__).parents[1] / "unit/data/pods/running.json").read_text())
+STRANGER_UID = 65534
+
+
+def post_as(uid, port, path="/drain"):
+    """POST PATH on the loopback port as another UID, with no token (what any process of the pod
+    can do): (HTTP status, body)."""
+    out = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
+                          "curl", "-sS", "-m", "30", "-X", "POST", "-w", "\n%{http_code}", f"http://127.0.0.1:{port}{path}"],
+                         capture_output=True, text=True, timeout=40)
+    assert out.returncode == 0, out.stderr
+    body, _, code = out.stdout.rpartition("\n")
+    return int(code), body
+
+
+@pytest.fixture
+def running_api(api_certs):
+    server = ApiServer(api_certs, "t0ken.for.the-sidecar", RUNNING_POD)
+    yield server
+    server.close()
+
+
+def test_a_drain_is_refused_while_the_pod_is_not_going(sidecar, gcs, worker_node, running_api):
+    """The attack: a process of the pod (another UID, no token) POSTs /drain on 127.0.0.1:8078, once
+    per grace period. Its Pod is not being deleted: each ask is refused (409, `rayboot-sidecar drain`
+    exits 77), no DrainNode is sent, and the pod stays Ready. Once the Pod is being deleted, the
+    preStop drains at once. Before, a single POST drained the node."""
+    s = sidecar(api_env(running_api.port))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    for _ in range(4):
+        code, body = post_as(STRANGER_UID, s.drain_port)
+        assert code == 409, (code, body)
+        answer = json.loads(body)
+        assert answer["outcome"] == "refused" and answer["accepted"] is False, answer
+        assert "this pod is not being deleted" in answer["detail"], answer
+    assert not drain_requests(gcs)
+    assert s.get("/readyz")[0] == 200
+    assert "a drain asked on 127.0.0.1:" in s.stderr and "is refused: this pod is not being deleted" in s.stderr
+    metrics = s.get("/metrics")[1]
+    assert "rayboot_sidecar_drain_asks_refused_total 4" in metrics and "rayboot_sidecar_drain_guarded 1" in metrics
+    code, answer, err = s.drain()
+    assert code == 77 and answer["outcome"] == "refused" and "refused to drain" in err, (code, answer, err)
+    running_api.pod = EVICTED_POD  # the eviction: deletionTimestamp and DisruptionTarget
+    code, answer, err = s.drain()
+    assert code == 0 and answer["outcome"] == "left", (answer, err)
+    assert answer["reason"] == "EvictionByEvictionAPI: Eviction API: evicting"
+    assert len(drain_requests(gcs)) == 1
+
+
+def test_an_ask_waits_for_a_read_that_began_after_it(sidecar, gcs, worker_node, running_api):
+    """A stray ask's read is under way when the pod's deletion comes, and the preStop asks: the read
+    that began before the preStop cannot answer it (it may have read the Pod before the deletion);
+    a read after it does, and the node is drained. A stray caller asking in a loop cannot make the
+    preStop's ask be refused by a stale read."""
+    s = sidecar(api_env(running_api.port))
+    eventually(lambda: "drains only while this pod is going" in s.stderr)
+    running_api.delay = 1.0
+    stray = []
+    threading.Thread(target=lambda: stray.append(s.post_drain("/drain")), daemon=True).start()
+    eventually(lambda: len(running_api.seen) == 2, timeout=5)  # the stray ask's read has begun
+    running_api.pod = EVICTED_POD
+    code, answer, err = s.drain()
+    assert code == 0 and answer["outcome"] == "left", (answer, err)
+    eventually(lambda: stray, timeout=5)
+    assert stray[0][0] == 200, stray  # the stray caller waited too, and got the drain's result
+    assert len(drain_requests(gcs)) == 1 and len(running_api.seen) == 3
+
+
+def test_a_pod_the_kubelet_ends_without_a_deletion_is_drained(sidecar, gcs, worker_node, running_api):
+    """A node-pressure eviction or a node shutdown ends the pod with no deletion, only a
+    DisruptionTarget condition (TerminationByKubelet): the pod is going, and is drained."""
+    running_api.pod = json.loads((pathlib.Path(__file__).parents[1] / "unit/data/pods/kubelet.json").read_text())
+    assert "deletionTimestamp" not in running_api.pod["metadata"]
+    s = sidecar(api_env(running_api.port))
+    code, answer, err = s.drain()
+    assert code == 0 and answer["reason"].startswith("TerminationByKubelet"), (answer, err)
+
+
+def test_without_api_access_any_ask_drains_and_the_sidecar_says_so(sidecar, gcs, worker_node):
+    """No KUBERNETES_SERVICE_HOST (or no token): the sidecar cannot tell a pod that is going, so it
+    drains on any ask, as before, and says at start that its drain port is unguarded."""
+    s = sidecar()
+    assert "no guard on the drain port: KUBERNETES_SERVICE_HOST is not set" in s.stderr, s.stderr
+    assert "rayboot_sidecar_drain_guarded 0" in s.get("/metrics")[1]
+    code, body = post_as(STRANGER_UID, s.drain_port)
+    assert code == 200 and json.loads(body)["outcome"] == "left", body
+
+
+def test_the_guard_adds_one_read_to_the_drain(sidecar, gcs, api, capsys):
+    """The normal path stays fast: with the guard, a drain waits for one read of the Pod (over TLS,
+    by a forked reader) before its DrainNode; without it, the drain starts at once (its reason is
+    read meanwhile, or not at all). Measured from the hook's start to the DrainNode the GCS gets,
+    and to the hook's end, n=5 drains each; the medians are printed, and the added time must stay
+    under 1 s."""
+    took = {k: [] for k in ("guarded", "unguarded")}
+    to_drain = {k: [] for k in ("guarded", "unguarded")}
+    for i in range(10):
+        node_id = bytes([40 + i]) * 28
+        gcs.nodes.append(Node(NODE_IP, node_id=node_id))
+        kind = "guarded" if i % 2 == 0 else "unguarded"
+        s = sidecar(api_env(api.port) if kind == "guarded" else None)
+        if kind == "guarded":
+            eventually(lambda s=s: "drains only while this pod is going" in s.stderr)
+        eventually(lambda s=s: s.get("/readyz")[0] == 200)
+        before, result = len(drain_requests(gcs)), []
+        t0 = time.monotonic()
+        hook = threading.Thread(target=lambda s=s: result.append(s.drain()))
+        hook.start()
+        while len(drain_requests(gcs)) == before and time.monotonic() - t0 < 10:
+            time.sleep(0.001)
+        to_drain[kind].append(time.monotonic() - t0)
+        hook.join(timeout=20)
+        took[kind].append(time.monotonic() - t0)
+        code, answer, err = result[0]
+        assert code == 0 and answer["node_id"] == node_id.hex(), (answer, err)
+        s.close()
+    med = {k: sorted(v)[len(v) // 2] * 1000 for k, v in to_drain.items()}
+    end = {k: sorted(v)[len(v) // 2] * 1000 for k, v in took.items()}
+    with capsys.disabled():
+        print(f"\n[drain latency, n=5 each] hook start to DrainNode: guarded {med['guarded']:.0f} ms, unguarded "
+              f"{med['unguarded']:.0f} ms, added {med['guarded'] - med['unguarded']:.0f} ms; hook start to its end: "
+              f"guarded {end['guarded']:.0f} ms, unguarded {end['unguarded']:.0f} ms "
+              f"({ {k: [round(x * 1000) for x in v] for k, v in to_drain.items()} })")
+    assert med["guarded"] - med["unguarded"] < 1000, to_drain

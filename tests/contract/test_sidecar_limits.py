@@ -300,3 +300,128 @@ def test_callers_waiting_already_do_not_keep_the_prestop_from_waiting(sidecar, g
     assert took >= 3.5, took  # it waited for the drain, not for nothing
     assert "asking again" in err, err
     assert len(strays) == WAITERS and all(r.startswith(b"HTTP/1.1 200") for r in strays), strays
+
+
+# --- Another process on the drain port (a squatter) -------------------------------------------
+
+TOKEN = "0123456789abcdef0123456789abcdef"  # Ray's token, in the sidecar and in the Ray container
+FORGED = b'{"accepted":true,"node_id":"07","outcome":"left","drained_in_ms":5,"reason":"x","trigger":"preStop"}\n'
+
+
+class Squatter(threading.Thread):
+    """A process of the pod that took 127.0.0.1:PORT before the sidecar: it answers every request
+    with a forged "drained" (answer=True), or takes connections and never answers."""
+
+    def __init__(self, answer=True):
+        super().__init__(daemon=True)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.answer, self.held, self.requests = answer, [], 0
+        self.start()
+
+    def run(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.requests += 1
+            if not self.answer:
+                self.held.append(conn)
+                continue
+            with conn:
+                conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (len(FORGED), FORGED))
+
+    def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept, which holds the socket otherwise
+        except OSError:
+            pass
+        self.sock.close()
+        for c in self.held:
+            c.close()
+
+
+@pytest.fixture
+def squatter():
+    made = []
+
+    def make(answer=True):
+        made.append(Squatter(answer))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def token_env(gcs):
+    gcs.token = TOKEN
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
+
+
+def test_a_squatter_cannot_answer_drained(sidecar_bin, sidecar, gcs, worker_node, squatter):
+    """The attack: a process holds 127.0.0.1:8078 before the sidecar and answers the preStop's
+    drain with "drained". With Ray's token in both containers, its answer carries no proof: the hook
+    says so and exits 76, and nothing is taken for a drain; the sidecar (its port taken) still
+    drains on SIGTERM. Before, the hook printed the forged answer and exited 0 with no DrainNode."""
+    from sidecars import drain_hook
+    sq = squatter()
+    env = token_env(gcs)
+    code, answer, err = drain_hook(sidecar_bin, sq.port, env=env, timeout=20)
+    assert code == 76 and answer is None, (code, answer, err)
+    assert "not proven by Ray's token (from RAY_AUTH_TOKEN)" in err, err
+    assert not [m for m, _ in gcs.calls if m == DRAIN]
+    s = sidecar({**env, "RAYBOOT_SIDECAR_DRAIN_PORT": str(sq.port)})
+    assert s.terminate() == 0
+    assert [m for m, _ in gcs.calls if m == DRAIN], s.stderr
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_a_squatter_that_never_answers_does_not_hold_the_hook(sidecar_bin, gcs, squatter, keyed):
+    """A process holds the drain port, takes the hook's connection and never answers: the hook gives
+    up after its quick hello (2 s), exit 76, with or without Ray's token. Before, it waited for the
+    whole grace period (here: this test's 20 s)."""
+    from sidecars import drain_hook
+    sq = squatter(answer=False)
+    t0 = time.monotonic()
+    code, answer, err = drain_hook(sidecar_bin, sq.port, env=token_env(gcs) if keyed else None, timeout=20)
+    took = time.monotonic() - t0
+    assert code == 76 and answer is None and "did not answer as the sidecar within 2000 ms" in err, (code, err)
+    assert took < 4, took
+
+
+def test_the_sidecar_proves_itself_to_the_hook(sidecar, gcs, worker_node):
+    """With Ray's token, the real sidecar's answers carry the proof: the hook drains (exit 0). A hook
+    with another token cannot check them and drains nothing (76)."""
+    env = token_env(gcs)
+    s = sidecar(env)
+    code, answer, err = s.drain(env={**env, "RAY_AUTH_TOKEN": "f" * 32})
+    assert code == 76 and "not proven" in err, (code, err)
+    assert not [m for m, _ in gcs.calls if m == DRAIN]
+    code, answer, err = s.drain(env=env)
+    assert code == 0 and answer["outcome"] == "left", (code, answer, err)
+    status, body = s.post_drain("/hello", method="GET")
+    assert status == 200 and '"sidecar":"rayboot-sidecar"' in body, body
+
+
+def test_a_taken_drain_port_leaves_the_probes_up(sidecar, gcs, worker_node, squatter):
+    """The attack: a process binds 127.0.0.1:8078 before the sidecar. The sidecar keeps serving its
+    probes and says so (log, rayboot_sidecar_drain_port_listening 0); once the port is free it takes
+    it, and the preStop drains through it. Before, the sidecar exited 2: no probes, no drain."""
+    sq = squatter()
+    s = sidecar({"RAYBOOT_SIDECAR_DRAIN_PORT": str(sq.port)})
+    assert s.get("/healthz") == (200, "ok\n")
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    assert f"could not listen on 127.0.0.1:{sq.port}: another process holds the port" in s.stderr, s.stderr
+    assert "serving the probes without it" in s.stderr
+    assert "rayboot_sidecar_drain_port_listening 0" in s.get("/metrics")[1]
+    sq.close()
+    eventually(lambda: "listening on the drain port" in s.stderr, timeout=5)
+    assert "rayboot_sidecar_drain_port_listening 1" in s.get("/metrics")[1]
+    code, answer, err = s.drain(port=sq.port)
+    assert code == 0 and answer["outcome"] == "left", (code, answer, err)

@@ -2,6 +2,7 @@
  * disruption reasons Kubernetes sets, plain deletion, and inputs that are not Pods. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -129,6 +130,31 @@ static void test_text_is_cleaned_and_bounded(void **state)
     assert_null(strchr(line, '\n'));
 }
 
+static bool going_file(const char *name)
+{
+    struct pod_reason r;
+    struct errbuf err;
+    size_t len;
+    char *json = slurp(name, &len);
+    assert_int_equal(podreason_parse(json, len, &r, &err), 0);
+    free(json);
+    return podreason_going(&r);
+}
+
+/* Going: deleted (with or without a disruption condition), or ended by the kubelet without a
+ * deletion (kubelet.json: TerminationByKubelet, no deletionTimestamp). Not going: a running pod, or
+ * a DisruptionTarget whose status is False. */
+static void test_going(void **state)
+{
+    (void)state;
+    assert_true(going_file("evicted.json"));
+    assert_true(going_file("deleted.json"));
+    assert_true(going_file("kubelet.json"));
+    assert_true(going_file("preempted.json"));
+    assert_false(going_file("running.json"));
+    assert_false(going_file("disruption-false.json"));
+}
+
 static void test_too_large(void **state)
 {
     struct pod_reason r;
@@ -146,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_not_a_pod),
         cmocka_unit_test(test_odd_shapes),
         cmocka_unit_test(test_text_is_cleaned_and_bounded),
+        cmocka_unit_test(test_going),
         cmocka_unit_test(test_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,10 @@ static void test_drain_port(void **state)
     assert_int_equal(route_request(DRAIN, "GET", "/healthz"), ROUTE_NOT_FOUND);
     assert_int_equal(route_request(DRAIN, "POST", "/healthz"), ROUTE_NOT_FOUND_OTHER);
     assert_int_equal(route_request(DRAIN, "POST", "/drain/"), ROUTE_NOT_FOUND_OTHER);
+    assert_int_equal(route_request(DRAIN, "GET", "/hello"), ROUTE_HELLO);
+    assert_int_equal(route_request(DRAIN, "HEAD", "/hello"), ROUTE_HELLO);
+    assert_int_equal(route_request(DRAIN, "POST", "/hello"), ROUTE_NOT_FOUND_OTHER);
+    assert_int_equal(route_request(PROBES, "GET", "/hello"), ROUTE_NOT_FOUND);
 }
 
 int main(void)
