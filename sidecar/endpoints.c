@@ -88,7 +88,7 @@ static void refusal_json(const struct sidecar *s, struct http_answer *a)
  * caller asks. */
 static void drain_endpoint(struct sidecar *s, const struct http_request *req, struct http_answer *a, bool *suspend)
 {
-    if (req->resumed && !sidecar_drain_done(s) && !s->drain_wanted && s->refusal[0]) {
+    if (req->resumed && !s->drain_wanted && s->refusal[0]) { /* refused since it asked (an older drain aside) */
         refusal_json(s, a);
         return;
     }

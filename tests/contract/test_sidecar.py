@@ -759,3 +759,15 @@ def test_the_guard_adds_one_read_to_the_drain(sidecar, gcs, api, capsys):
               f"guarded {end['guarded']:.0f} ms, unguarded {end['unguarded']:.0f} ms "
               f"({ {k: [round(x * 1000) for x in v] for k, v in to_drain.items()} })")
     assert med["guarded"] - med["unguarded"] < 1000, to_drain
+
+
+def test_a_refused_ask_after_a_failed_drain_is_told_it_was_refused(sidecar, gcs, running_api):
+    """A drain that failed earlier (the node was not in the GCS) is not the answer to a later ask
+    the guard refuses: that one is told 409, not the old failure."""
+    running_api.pod = EVICTED_POD
+    s = sidecar(api_env(running_api.port))
+    code, answer, err = s.drain()
+    assert code == 1 and answer["outcome"] == "failed", (answer, err)
+    running_api.pod = RUNNING_POD
+    code, answer, err = s.drain()
+    assert code == 77 and answer["outcome"] == "refused", (answer, err)
