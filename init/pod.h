@@ -56,6 +56,7 @@ struct pod {
     char cluster_id[RDVAUTH_CLUSTER_ID_MAX_BYTES]; /* the head we joined (the head: its own) */
     long next_monitor_ms;
     long head_lost_since_ms;        /* 0 while the head answers */
+    long drained_seen_ms;           /* when a drain of this Ray's node was seen while Ray ran on; 0: none */
     long ray_started_ms;            /* when ray start was last spawned */
     struct rayrestart ray_restarts; /* a worker's starts of Ray again under the same head */
     pid_t store_pid;                /* the head's deletion of its GCS state from Redis (0: not running) */

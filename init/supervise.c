@@ -239,6 +239,7 @@ static bool ray_was_drained(struct pod *pod, enum gcs_departure *how)
 static void restart_after_drain(struct pod *pod, enum gcs_departure how)
 {
     struct wait_stop stop = pod_waiter(pod, POD_WAKE_ON_STOP);
+    pod->drained_seen_ms = 0;
     log_info("Ray left: its node was drained (the GCS says %s); waiting up to %.0f s (RAYBOOT_GRACE_PERIOD) for "
              "this pod's deletion before starting it again (a drain does not count toward the restart limit)",
              gcs_departure_name(how), (double)pod->settings.grace_period_ms / 1000.0);
@@ -440,7 +441,41 @@ static void give_up_on_gcs(struct pod *pod)
     kill(pod->ray_pid, SIGTERM);
 }
 
-/* A worker's periodic look at its head: finished? replaced? gone? */
+/* A drained node whose `ray start --block` stays: Ray 2.60's raylet leaves with exit 0 once its
+ * node is drained, which `ray start --block` takes for a graceful exit and keeps blocking, so the
+ * pod would hold no node for as long as it lives (seen on real Ray: e2e/test_sidecar_drain.py).
+ * Seen at the periodic look (the GCS's record of a drain since this Ray started); when no SIGTERM
+ * came within RAYBOOT_GRACE_PERIOD (no deletion followed the drain), the Ray left without a node is
+ * stopped and joined again, as after a head loss: not counted toward the restart limit. */
+static void drained_under_ray(struct pod *pod)
+{
+    enum gcs_departure how = GCS_DEPARTURE_UNKNOWN;
+    long now = monotime_ms(), due;
+    if (pod->restarting_ray)
+        return;
+    if (!pod->drained_seen_ms) {
+        if (!ray_was_drained(pod, &how))
+            return;
+        pod->drained_seen_ms = now;
+        log_info("this node was drained (the GCS says %s) and its raylet has left while `ray start` runs on: "
+                 "waiting up to %.0f s (RAYBOOT_GRACE_PERIOD) for this pod's deletion",
+                 gcs_departure_name(how), (double)pod->settings.grace_period_ms / 1000.0);
+    }
+    due = pod->drained_seen_ms + pod->settings.grace_period_ms;
+    if (now < due) {
+        if (due < pod->next_monitor_ms)
+            pod->next_monitor_ms = due;
+        return;
+    }
+    log_warn("no deletion of this pod followed the drain of its node within %.0f s: stopping the Ray left without a "
+             "node, to join the head again (not counted toward the restart limit)",
+             (double)pod->settings.grace_period_ms / 1000.0);
+    pod->drained_seen_ms = 0;
+    pod->restarting_ray = true;
+    kill(pod->ray_pid, SIGTERM);
+}
+
+/* A worker's periodic look at its head: finished? replaced? gone? And its own node: drained? */
 static void monitor_head(struct pod *pod)
 {
     struct prober_reply reply;
@@ -486,7 +521,9 @@ static void monitor_head(struct pod *pod)
         char how[sizeof(reply.value) + 8];
         snprintf(how, sizeof(how), "exit %s", reply.value);
         head_finished(pod, how);
+        return;
     }
+    drained_under_ray(pod);
 }
 
 /* Reacts to what changed since the last turn of the loop. */

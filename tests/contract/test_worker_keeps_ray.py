@@ -142,3 +142,23 @@ def test_a_drain_of_an_earlier_ray_does_not_excuse_a_death(run, gcs, tmp_path):
     end_ray(tmp_path, 1)
     worker.wait_for_log("starting it again in 1 s (1 of at most 3 in a row)")
     assert "node was drained" not in worker.stderr, worker.stderr
+
+
+def test_a_drained_node_whose_ray_start_stays_is_joined_again(run, gcs, tmp_path):
+    """Ray 2.60's raylet leaves with exit 0 once its node is drained, and `ray start --block` takes
+    that for graceful and stays (seen on real Ray): the pod would hold no node for good. rayboot
+    sees the drain at its periodic look, waits RAYBOOT_GRACE_PERIOD for a deletion, then stops the
+    Ray left without a node and joins again, uncounted. Before, nothing happened."""
+    worker = run(worker_env(gcs, RAYBOOT_GRACE_PERIOD="1"))
+    deadline = time.monotonic() + 20
+    while not ray_starts(tmp_path):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    drained(gcs, int(time.time() * 1000))  # the raylet left; fake_ray (`ray start --block`) stays
+    deadline = time.monotonic() + 20
+    while len(ray_starts(tmp_path)) < 2:
+        assert worker.proc.poll() is None and time.monotonic() < deadline, worker.stderr
+        time.sleep(0.05)
+    assert "its raylet has left while `ray start` runs on" in worker.stderr, worker.stderr
+    assert "stopping the Ray left without a node" in worker.stderr, worker.stderr
+    assert "in a row" not in worker.stderr, worker.stderr

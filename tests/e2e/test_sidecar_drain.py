@@ -30,10 +30,10 @@ def literal_plugin_job():
     return job
 
 
-def start_sidecar(pod, sidecar_bin, tmp_path):
+def start_sidecar(pod, sidecar_bin, tmp_path, grace=30):
     env = pod.env()
     env.update({"RAYBOOT_POD_IP": pod.ip, "RAYBOOT_POD_NAME": pod.name, "RAYBOOT_POD_NAMESPACE": pod.job.namespace,
-                "RAYBOOT_GRACE_PERIOD": "30", "RAYBOOT_TERMINATION_LOG": str(tmp_path / f"{pod.name}.termination-log")})
+                "RAYBOOT_GRACE_PERIOD": str(grace), "RAYBOOT_TERMINATION_LOG": str(tmp_path / f"{pod.name}.termination-log")})
     (tmp_path / f"{pod.name}.termination-log").write_text("")
     sidecar = pod.add_container([str(sidecar_bin)], env, tmp_path / f"{pod.name}.sidecar.log")
     wait_until(lambda: "serving on port" in sidecar.log(), 10, "the sidecar to listen")
@@ -132,3 +132,36 @@ def test_sidecar_drains_plugin_workers(cluster, sidecar_bin, tmp_path):
     finally:
         for s in sidecars:
             s.kill()
+
+
+def test_a_stray_drain_no_deletion_follows_leaves_the_worker_running(cluster, sidecar_bin, tmp_path):
+    """Real Ray, rayboot as the worker's entrypoint, the sidecar beside it with no API access (no
+    guard: any ask drains, as the sidecar warns at start): a process of the worker pod POSTs
+    /drain. The drained raylet leaves with exit 0 (the GCS records AUTOSCALER_DRAIN_PREEMPTED),
+    which Ray 2.60's `ray start --block` takes for graceful: it stays, with no node. rayboot sees
+    the drain at its periodic look, waits RAYBOOT_GRACE_PERIOD for a deletion that does not come,
+    stops that Ray and joins again, uncounted: the node is ALIVE again and the pod runs on. Before,
+    the pod stayed Running with no Ray node for good. (contract/test_worker_keeps_ray.py: where
+    `ray start` exits instead, the fourth such drain no longer ends the pod.)"""
+    job = cluster.job(ray_job(name="stray", workers=1, grace=5))
+    job.start()
+    head, worker = job.pod("head"), job.pod("worker", 0)
+    sidecar = start_sidecar(worker, sidecar_bin, tmp_path, grace=5)
+    try:
+        assert "no guard on the drain port" in sidecar.log(), sidecar.log()
+        wait_until(lambda: http(worker, "/readyz")[0] == 200, 180, f"{worker.name} to be ready", interval=1)
+        out = worker.exec(["curl", "-sS", "-m", "30", "-X", "POST", f"http://127.0.0.1:{DRAIN_PORT}/drain"], timeout=40)
+        assert out.returncode == 0 and '"accepted":true' in out.stdout, (out.stdout, out.stderr)
+        try:
+            wait_until(lambda: "node was drained (the GCS says AUTOSCALER_DRAIN" in worker.log(), 60,
+                       "rayboot to see its Ray drained")
+            wait_until(lambda: "no deletion of this pod followed the drain" in worker.log(), 30, "Ray to start again")
+            wait_until(lambda: any(n[0] == worker.ip and n[1] == "ALIVE" for n in node_states(head)), 120,
+                       "the node to be ALIVE again", interval=2)
+        except TimeoutError as e:
+            raise AssertionError(f"{e}\n--- rayboot:\n{worker.log()}\n--- sidecar:\n{sidecar.log()}\n"
+                                 f"--- nodes: {node_states(head)}") from None
+        assert worker.running(), worker.log()
+        assert "ending the pod" not in worker.log(), worker.log()
+    finally:
+        sidecar.kill()
