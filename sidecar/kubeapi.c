@@ -304,7 +304,9 @@ static void finish(struct kubeapi_fetch *f)
  * died) is an unread Pod. */
 static void take_verdict(struct kubeapi_fetch *f)
 {
-    char letter = f->len >= 2 && f->line[1] == ' ' ? f->line[0] : '\0';
+    char letter = '\0';
+    if (f->len >= 2 && f->line[1] == ' ')
+        letter = f->line[0];
     switch (letter) {
     case VERDICT_GOING:
         f->verdict = KUBEAPI_GOING;

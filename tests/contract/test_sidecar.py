@@ -741,7 +741,7 @@ def test_the_guard_adds_one_read_to_the_drain(sidecar, gcs, api, capsys):
         eventually(lambda s=s: s.get("/readyz")[0] == 200)
         before, result = len(drain_requests(gcs)), []
         t0 = time.monotonic()
-        hook = threading.Thread(target=lambda s=s: result.append(s.drain()))
+        hook = threading.Thread(target=lambda s=s, result=result: result.append(s.drain()))
         hook.start()
         while len(drain_requests(gcs)) == before and time.monotonic() - t0 < 10:
             time.sleep(0.001)
