@@ -272,13 +272,15 @@ def test_drain_waiters_are_bounded(sidecar, gcs, worker_node):
     assert len([parse(r) for m, r in gcs.calls if m == DRAIN]) == 1
 
 
-def test_callers_waiting_already_do_not_keep_the_prestop_from_waiting(sidecar, gcs, worker_node):
+@pytest.mark.parametrize("keyed", [False, True])
+def test_callers_waiting_already_do_not_keep_the_prestop_from_waiting(sidecar, gcs, worker_node, keyed):
     """WAITERS callers of the pod's own (the same UID as the preStop hook) wait for a drain: the
     preStop's `rayboot-sidecar drain`, told 429, asks again until the drain is done, then exits 0
     with its answer, as late as they do. Before, it was told 503 at once and exited 1 while the
-    drain went on."""
+    drain went on. With Ray's token too: a 429 (which carries no proof) only makes it ask again."""
     gcs.drain_removes_node = False
-    s = sidecar({"RAYBOOT_GRACE_PERIOD": "7"})  # a drain of 4 s
+    env = token_env(gcs) if keyed else {}
+    s = sidecar({"RAYBOOT_GRACE_PERIOD": "7", **env})  # a drain of 4 s
     strays = []
 
     def stray(source):  # two addresses: the old per-address cap is not what this is about
@@ -292,7 +294,7 @@ def test_callers_waiting_already_do_not_keep_the_prestop_from_waiting(sidecar, g
         w.start()
     eventually(lambda: [m for m, _ in gcs.calls if m == DRAIN])
     time.sleep(0.5)
-    code, answer, err = s.drain("--deadline=25")
+    code, answer, err = s.drain("--deadline=25", env=env)
     took = time.monotonic() - t0
     for w in waiting:
         w.join(timeout=10)
