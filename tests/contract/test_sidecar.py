@@ -2,7 +2,9 @@
 here: readiness, the drain on its loopback port through `rayboot-sidecar drain` (idempotent,
 its deadline the sidecar's own whatever a caller asks, retried after a failure, forgotten when no
 deletion follows it), never on the probes port, the SIGTERM drain, the disruption reason read over real TLS, and bad requests that must not disturb a drain
-in progress. The sidecar runs as tests/contract/sidecars.py starts it."""
+in progress; the drain's guard (with API access a /drain drains only a Pod that is going, without
+it any, said at start) and what the guard's read adds to a drain. The sidecar runs as
+tests/contract/sidecars.py starts it."""
 import http.server
 import json
 import os

@@ -5,7 +5,8 @@ probes from answering within 1 s; idle connections held from the probes' own add
 address every hostNetwork process shares with the kubelet), or 256 of them from 32 addresses, must
 not either, nor keep the preStop hook's `rayboot-sidecar drain` out of the drain port; a request
 with a body is refused (413) and closed; the requests waiting for a drain are bounded. The limits
-are sidecar/http.c's."""
+are sidecar/http.c's. And a process that holds the drain port first: the sidecar keeps its
+probes, and the hook, with Ray's token, takes no unproven answer and waits 2 s at most for one."""
 import re
 import select
 import socket
