@@ -492,18 +492,23 @@ def test_an_api_server_named_in_its_cn_alone_is_refused(sidecar, gcs, worker_nod
     """Issue 40: an API server certificate that names kubernetes.default.svc only in its CN (no
     subjectAltName) was accepted, as mbedTLS 3.6 falls back to the CN, and the pod's token went to
     it; Go's client and kubectl refuse it. Now the handshake is refused before the token is sent
-    (the server sees no request), with a line that says why; the drain goes on without the
-    reason. On the old code the server got the request and its token."""
+    (the server sees no request), with a line that says why. The Pod is then not read, so a /drain
+    is refused (the drain's guard), and SIGTERM drains without the reason. On the old code the
+    server got the request and its token."""
     certs = mount_service_account(pod_root, make_ca(tmp_path / "pki", "test-kubernetes-ca", san=False))
     server = ApiServer(certs, "t0ken.for.the-sidecar", EVICTED_POD)
     try:
         s = sidecar(api_env(server.port))
         code, answer, err = s.drain("--deadline=5")
-        assert code == 0 and answer["outcome"] == "left", err
+        assert code == 77 and answer["outcome"] == "refused", (answer, err)
         assert server.seen == [], server.seen
         why = "names kubernetes.default.svc in its CN only, with no subjectAltName"
-        assert why in answer["reason"], answer["reason"]
-        assert "the reason this pod ends: reason unknown" in s.stderr and why in s.stderr, s.stderr
+        assert why in answer["detail"], answer["detail"]
+        assert why in s.stderr, s.stderr
+        assert s.terminate() == 0
+        (req,) = drain_requests(gcs)
+        assert b"(SIGTERM): reason unknown (API server 127.0.0.1: its certificate names" in req[3][0], req
+        assert server.seen == []
     finally:
         server.close()
 
