@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import secrets
+import subprocess
 import time
 
 import yaml
@@ -409,6 +410,18 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
     for mnt, pids in by_mnt.items():
         has = pathlib.Path(f"/proc/{pids[0]}/{token}").exists()
         assert has == (mnt == sidecar_mnt), (mnt, pids, has)
+
+    # A process of the pod (in its network namespace, as another UID, with no token) asks the
+    # worker's sidecar to drain: the sidecar reads its Pod (its own token, the Role), which is not
+    # being deleted, so the ask is refused (409) and the node stays ALIVE. Before issue 40 one POST
+    # drained it.
+    ray_pid = [pids[0] for mnt, pids in by_mnt.items() if mnt != sidecar_mnt][0]
+    asked = subprocess.run(["nsenter", "--target", str(ray_pid), "--net", "--", "setpriv", "--reuid=65534",
+                            "--regid=65534", "--clear-groups", "--", "curl", "-sS", "-m", "30", "-X", "POST", "-w",
+                            "\n%{http_code}", "http://127.0.0.1:8078/drain"], capture_output=True, text=True, timeout=40)
+    assert asked.stdout.rstrip().endswith("\n409") and "not being deleted" in asked.stdout, (asked.stdout, asked.stderr)
+    time.sleep(3)
+    assert [r for r in node_record(node, namespace) if r[0] == victim_ip][-1][1] == "ALIVE", node_record(node, namespace)
 
     node.evict(namespace, victim)
     last = node.follow_pod_until_gone(namespace, victim, 120)
