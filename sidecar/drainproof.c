@@ -7,15 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hex.h"
+
 #define CONTEXT "RAYBOOT-DRAIN/1\n"
 
+/* hex_encode with a terminator: the proof and the nonce travel as header values. */
 static void to_hex(const uint8_t *d, size_t n, char *out)
 {
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[d[i] >> 4];
-        out[2 * i + 1] = digits[d[i] & 15];
-    }
+    hex_encode(d, n, out);
     out[2 * n] = '\0';
 }
 
@@ -30,7 +29,7 @@ bool drainproof_nonce_valid(const char *nonce_hex)
     if (!nonce_hex)
         return false;
     for (; nonce_hex[n]; n++)
-        if (n >= DRAINPROOF_NONCE_HEX || !strchr("0123456789abcdef", nonce_hex[n]))
+        if (n >= DRAINPROOF_NONCE_HEX || hex_digit(nonce_hex[n]) < 0)
             return false;
     return n == DRAINPROOF_NONCE_HEX;
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hex.h"
+
 #define BEARER "authorization: Bearer "
 #define TAG_CONTEXT "RAYBOOT-RDV/2\n"
 #define CLUSTER_CONTEXT "RAYBOOT-RDV/2 cluster\n"
@@ -29,36 +31,6 @@ void rdvauth_key_for_cluster(struct hmac_sha256_key *out, const struct hmac_sha2
     hmac_wipe(derived, sizeof(derived));
 }
 
-static void to_hex(const uint8_t *d, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[d[i] >> 4];
-        out[2 * i + 1] = digits[d[i] & 15];
-    }
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1; /* lower case only: one spelling of each value */
-}
-
-/* 0 when the 2n characters at s are hex (into d), -1 otherwise. */
-static int from_hex(const char *s, size_t n, uint8_t *d)
-{
-    for (size_t i = 0; i < n; i++) {
-        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        d[i] = (uint8_t)(hi << 4 | lo);
-    }
-    return 0;
-}
-
 /* The words of a message, without the NUL: what goes on the wire is not a C string. */
 static size_t put_words(char *out, const char *words)
 {
@@ -71,7 +43,7 @@ static size_t put_words(char *out, const char *words)
 void rdvauth_hello(const uint8_t nonce[RDVAUTH_NONCE_BYTES], char out[RDVAUTH_HELLO_BYTES])
 {
     size_t p = put_words(out, RDVAUTH_HELLO_PREFIX);
-    to_hex(nonce, RDVAUTH_NONCE_BYTES, out + p);
+    hex_encode(nonce, RDVAUTH_NONCE_BYTES, out + p);
     out[RDVAUTH_HELLO_BYTES - 1] = '\n';
 }
 
@@ -81,13 +53,13 @@ int rdvauth_parse_hello(const char *buf, size_t len, uint8_t nonce[RDVAUTH_NONCE
     if (memcmp(buf, RDVAUTH_HELLO_PREFIX, n) != 0)
         return -1;
     for (size_t i = p; i < len && i < RDVAUTH_HELLO_BYTES - 1; i++)
-        if (hex_value(buf[i]) < 0)
+        if (hex_digit(buf[i]) < 0)
             return -1;
     if (len < RDVAUTH_HELLO_BYTES)
         return 0;
     if (buf[RDVAUTH_HELLO_BYTES - 1] != '\n' || len > RDVAUTH_HELLO_BYTES)
         return -1; /* the hello is all a worker ever says */
-    return from_hex(buf + p, RDVAUTH_NONCE_BYTES, nonce) == 0 ? 1 : -1;
+    return hex_decode(buf + p, RDVAUTH_NONCE_BYTES, nonce) == 0 ? 1 : -1;
 }
 
 static const char *word_of(enum rendezvous_parse_result what)
@@ -114,7 +86,7 @@ size_t rdvauth_answer(const struct hmac_sha256_key *k, const uint8_t nonce[RDVAU
     uint8_t t[SHA256_BYTES];
     tag(k, nonce, what, cluster_id, t);
     p = put_words(out, prefix);
-    to_hex(t, sizeof(t), out + p);
+    hex_encode(t, sizeof(t), out + p);
     out[p + 2 * SHA256_BYTES] = '\n';
     return p + 2 * SHA256_BYTES + 1;
 }
@@ -126,13 +98,13 @@ static int match_answer(const char *buf, size_t len, const char *prefix, uint8_t
     if (memcmp(buf, prefix, len < p ? len : p) != 0)
         return -1;
     for (size_t i = p; i < len && i < whole - 1; i++)
-        if (hex_value(buf[i]) < 0)
+        if (hex_digit(buf[i]) < 0)
             return -1;
     if (len < whole)
         return 0;
     if (buf[whole - 1] != '\n')
         return -1;
-    return from_hex(buf + p, SHA256_BYTES, t) == 0 ? 1 : -1;
+    return hex_decode(buf + p, SHA256_BYTES, t) == 0 ? 1 : -1;
 }
 
 enum rendezvous_parse_result rdvauth_parse(const struct hmac_sha256_key *k, const uint8_t nonce[RDVAUTH_NONCE_BYTES],
