@@ -470,7 +470,7 @@ FUZZ_SRC_dashboard  := init/dashboard.c lib/net/httpc.c lib/base/errbuf.c
 FUZZ_SRC_route      := sidecar/route.c lib/base/number.c
 FUZZ_SRC_log        := lib/base/log.c lib/base/text.c lib/base/redact.c lib/base/strv.c
 FUZZ_SRC_rendezvous := lib/ray/rdvmsg.c
-FUZZ_SRC_rdvauth    := lib/ray/rdvauth.c lib/base/sha256.c
+FUZZ_SRC_rdvauth    := lib/ray/rdvauth.c lib/base/sha256.c lib/base/hex.c
 
 # A target is rebuilt when its harness or any source it links changes.
 .SECONDEXPANSION:
