@@ -268,19 +268,23 @@ def test_core_kinds_are_valid_kubernetes(path, doc):
 
 def pod_specs():
     for path, doc in documents():
-        if doc.get("kind") == "Job" and "tasks" in doc.get("spec", {}):
-            yield from ((path, t["template"]["spec"]) for t in doc["spec"]["tasks"])
-        elif doc.get("kind") == "Job":
-            yield path, doc["spec"]["template"]["spec"]
-        elif doc.get("kind") == "LeaderWorkerSet":
-            lwt = doc["spec"]["leaderWorkerTemplate"]
-            yield from ((path, t["spec"]) for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t)
-        elif doc.get("kind") == "JobSet":
-            yield from ((path, r["template"]["spec"]["template"]["spec"]) for r in doc["spec"]["replicatedJobs"])
-        elif doc.get("kind") == "RayCluster":
-            yield from ((path, spec) for _, spec in ray_groups(doc))
-        elif doc.get("kind") == "Deployment":
-            yield path, doc["spec"]["template"]["spec"]
+        yield from pod_specs_of(path, doc)
+
+
+def pod_specs_of(path, doc):
+    if doc.get("kind") == "Job" and "tasks" in doc.get("spec", {}):
+        yield from ((path, t["template"]["spec"]) for t in doc["spec"]["tasks"])
+    elif doc.get("kind") == "Job":
+        yield path, doc["spec"]["template"]["spec"]
+    elif doc.get("kind") == "LeaderWorkerSet":
+        lwt = doc["spec"]["leaderWorkerTemplate"]
+        yield from ((path, t["spec"]) for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t)
+    elif doc.get("kind") == "JobSet":
+        yield from ((path, r["template"]["spec"]["template"]["spec"]) for r in doc["spec"]["replicatedJobs"])
+    elif doc.get("kind") == "RayCluster":
+        yield from ((path, spec) for _, spec in ray_groups(doc))
+    elif doc.get("kind") == "Deployment":
+        yield path, doc["spec"]["template"]["spec"]
 
 
 def test_every_pod_is_restricted():
@@ -349,30 +353,52 @@ def test_rbac_grants_get_pods_only():
 AUTH_SECRET = "ray-auth-token"
 
 
+def token_secrets():
+    """(path, pod spec, the Secret and key its token comes from, the container given it by KubeRay
+    or None) of every pod spec: ray-auth-token's `token`, which the user makes, except in a
+    RayCluster with KubeRay's own `authOptions` (mode token, no secretName), where KubeRay makes a
+    Secret named after the cluster with the key `auth_token` and puts it in the Ray container's env
+    itself."""
+    for path, doc in documents():
+        auth = doc.get("spec", {}).get("authOptions") if doc.get("kind") == "RayCluster" else None
+        if auth:
+            assert auth == {"mode": "token"}, f"{path.name}: {auth}"
+            for _, spec in ray_groups(doc):
+                yield path, spec, (doc["metadata"]["name"], "auth_token"), spec["containers"][0]["name"]
+            continue
+        for p, spec in pod_specs_of(path, doc):
+            yield p, spec, (AUTH_SECRET, "token"), None
+
+
 def test_ray_token_auth_is_on_everywhere():
     """Ray's token authentication in every pod: each container that runs Ray, rayboot or the
     sidecar (everything but `rayboot install`) has RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH
     naming a file of the Secret ray-auth-token, mounted read-only, readable by the group only
     (0440), the pod's fsGroup giving UID 1000 that group. No manifest holds the Secret itself:
-    the user makes it with a random token (the quickstarts' one command)."""
+    the user makes it with a random token (the quickstarts' one command). A RayCluster uses
+    KubeRay's own `authOptions` instead: KubeRay makes the Secret and gives its Ray container the
+    token (that container sets none of it), and the sidecar reads that Secret's file the same way."""
     assert not [p.name for p, d in documents() if d.get("kind") == "Secret"], "a shipped token is everyone's token"
-    specs = list(pod_specs())
-    assert specs
-    for path, spec in specs:
+    specs = list(token_secrets())
+    assert specs and any(given for *_, given in specs), "no RayCluster with authOptions checked"
+    for path, spec, (secret_name, key), given in specs:
         secrets = {v["name"]: v["secret"] for v in spec.get("volumes", []) if "secret" in v}
         for c in spec.get("containers", []) + spec.get("initContainers", []):
             where = f"{path.name}/{c['name']}"
             if c.get("command", [None])[1:2] == ["install"] or c["image"].startswith("registry.example.com/redis:"):
                 continue  # `rayboot install`, and Redis (GCS fault tolerance's store: no Ray there)
             env = {e["name"]: e.get("value") for e in c.get("env", [])}
+            if c["name"] == given:  # KubeRay's authOptions: it sets both, from its Secret
+                assert not {"RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(env), f"{where}: {env}"
+                continue
             assert env.get("RAY_AUTH_MODE") == "token", f"{where}: {env}"
             assert "RAY_AUTH_TOKEN" not in env, f"{where}: the token belongs in a file, not in the pod spec"
             directory, _, file = env.get("RAY_AUTH_TOKEN_PATH", "").rpartition("/")
             (mount,) = [m for m in c.get("volumeMounts", []) if m["mountPath"] == directory]
             assert mount.get("readOnly") is True and "subPath" not in mount, f"{where}: {mount}"
             secret = secrets[mount["name"]]
-            assert secret["secretName"] == AUTH_SECRET, f"{where}: {secret}"
-            assert secret["items"] == [{"key": "token", "path": file}], f"{where}: {secret}"
+            assert secret["secretName"] == secret_name, f"{where}: {secret}"
+            assert secret["items"] == [{"key": key, "path": file}], f"{where}: {secret}"
             assert secret.get("defaultMode") == 0o440, f"{where}: {oct(secret.get('defaultMode', 0o644))}"
             assert spec["securityContext"].get("fsGroup") == spec["securityContext"]["runAsGroup"], where
 

@@ -1,4 +1,5 @@
-"""The real KubeRay operator (v1.5.0, built by build.sh from the Go module proxy) on the real node,
+"""The real KubeRay operator (KUBERAY_VERSION of pins.env, v1.6.2, built by build.sh from the Go
+module proxy) on the real node,
 for the side-by-side tests in test_kuberay.py. Nothing of it is ours: its CRDs, its RBAC rules and
 its sample RayCluster are copied from the module by build.sh into build/node/kuberay, and the
 operator runs as the node's other components do (a process in the node's namespaces, dying with
@@ -11,7 +12,16 @@ What differs from a cluster's install, and why:
 - `-use-kubernetes-proxy`: a process on the node resolves no Service names (CoreDNS serves the
   pods), so it reaches the Ray dashboard through the API server's service proxy, an option
   KubeRay has for exactly this (an operator outside the pod network);
-- leader election off: there is one replica."""
+- leader election off: there is one replica.
+
+What v1.6 puts in the pods it makes, from its source (ray-operator/controllers/ray/common/pod.go,
+raycluster_controller.go) and held by test_kuberay.py: with `authOptions: {mode: token}` a Secret
+named after the cluster (key auth_token, owned by the RayCluster) made before any pod, and
+RAY_AUTH_MODE and RAY_AUTH_TOKEN (from that key, or from `secretName`'s) in the Ray container and
+wait-gcs-ready, not in other containers; for rayVersion >= 2.53 httpGet probes of
+:52365/api/healthz where the user set none (no wget in the image needed); RAY_CLUSTER_NAMESPACE;
+the RayMultiHostIndexing gate on by default: every worker labelled
+ray.io/worker-group-replica-index (and ray.io/replica-host-index with numOfHosts > 1)."""
 import pathlib
 import time
 

@@ -6,8 +6,8 @@ a KubeRay that works here, and record what it does where rayboot differs (an evi
 The sample runs as KubeRay ships it, without Ray's token (its samples set none) and outside Pod
 Security "restricted" (they set no security context); only the image, the rayVersion and the CPU
 requests change (kuberay.sample_cluster). Ours, k8s/kuberay/ray-cluster.yaml (KubeRay's pods with
-rayboot-sidecar beside Ray), runs as shipped, with the token and under "restricted", changed only
-as test_shipped_manifests changes every manifest (CPU requests)."""
+rayboot-sidecar beside Ray), runs as shipped, with KubeRay's own token (`authOptions`) and under
+"restricted", changed only as test_shipped_manifests changes every manifest (CPU requests)."""
 import time
 
 from test_shipped_manifests import (
@@ -86,7 +86,10 @@ def test_kuberay_sample_cluster_runs_a_rayjob(node, namespace, kuberay):
     # KubeRay, not rayboot, made these pods: its init container and its probes are there.
     worker = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "worker"][0]
     assert [c["name"] for c in worker["spec"]["initContainers"]] == ["wait-gcs-ready"], worker["spec"]
-    assert worker["spec"]["containers"][0]["readinessProbe"], worker["spec"]
+    # v1.6 for a Ray of 2.53 or later: one HTTP health check on the dashboard agent, no wget.
+    for probe in ("readinessProbe", "livenessProbe"):
+        got = worker["spec"]["containers"][0][probe].get("httpGet", {})
+        assert (got.get("path"), got.get("port")) == ("/api/healthz", 52365), worker["spec"]["containers"][0]
 
     job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "squares"},
            "spec": {"entrypoint": "python /home/ray/job.py", "clusterSelector": {"ray.io/cluster": name},
@@ -148,11 +151,40 @@ def test_kuberay_evicted_worker_without_sidecar(node, namespace, kuberay):
     node.wait("KubeRay's replacement worker", replaced, 60)
 
 
+def _check_kuberay_v16_pod(node, namespace, cluster, worker):
+    """What KubeRay v1.6 gave a worker of k8s/kuberay/ray-cluster.yaml: the token of the Secret it
+    made for `authOptions` (named after the cluster, owned by it) in the env of the Ray container
+    and of wait-gcs-ready, the sidecar reading the same Secret's file; its own liveness probe an
+    httpGet of the agent's /api/healthz, the manifest's readiness probe kept; RAY_CLUSTER_NAMESPACE;
+    the worker's replica index label."""
+    secret = node.get(f"/api/v1/namespaces/{namespace}/secrets/{cluster}")
+    assert "auth_token" in secret["data"], sorted(secret["data"])
+    assert [o["kind"] for o in secret["metadata"].get("ownerReferences", [])] == ["RayCluster"], secret["metadata"]
+    spec = worker["spec"]
+    containers = {c["name"]: c for c in spec["containers"] + spec["initContainers"]}
+
+    def env(c):
+        return {e["name"]: e.get("value", e.get("valueFrom")) for e in containers[c].get("env", [])}
+    token_ref = {"secretKeyRef": {"name": cluster, "key": "auth_token"}}
+    for c in ("ray-worker", "wait-gcs-ready"):
+        assert env(c).get("RAY_AUTH_MODE") == "token" and env(c).get("RAY_AUTH_TOKEN") == token_ref, env(c)
+    assert "RAY_AUTH_TOKEN" not in env("rayboot-sidecar"), env("rayboot-sidecar")
+    (vol,) = [v for v in spec["volumes"] if v["name"] == "ray-auth"]
+    assert vol["secret"]["secretName"] == cluster, vol
+    assert env("ray-worker").get("RAY_CLUSTER_NAMESPACE") == {"fieldRef": {"apiVersion": "v1",
+                                                                          "fieldPath": "metadata.namespace"}}
+    ray = containers["ray-worker"]
+    assert ray["livenessProbe"]["httpGet"]["path"] == "/api/healthz", ray["livenessProbe"]
+    assert ray["livenessProbe"]["httpGet"]["port"] == 52365, ray["livenessProbe"]
+    assert ray["readinessProbe"]["httpGet"]["path"] == "/readyz", ray["readinessProbe"]
+    assert worker["metadata"]["labels"].get("ray.io/worker-group-replica-index") in ("0", "1"), worker["metadata"]
+
+
 def test_kuberay_with_the_sidecar_drains_an_evicted_worker(node, restricted_namespace, kuberay):
     """k8s/kuberay/ray-cluster.yaml on the real operator: KubeRay makes the pods and runs its own
-    `ray start` (its wait-gcs-ready init container included), with Ray's token and under Pod
-    Security "restricted"; every pod is Ready through the sidecar's /readyz (its node ALIVE in
-    the GCS). A worker evicted through the Eviction API is drained by its preStop hook through the
+    `ray start` (its wait-gcs-ready init container included), with Ray's token from KubeRay's own
+    `authOptions` (_check_kuberay_v16_pod) and under Pod Security "restricted"; every pod is Ready
+    through the sidecar's /readyz (its node ALIVE in the GCS). A worker evicted through the Eviction API is drained by its preStop hook through the
     sidecar: the GCS records AUTOSCALER_DRAIN_PREEMPTED, and the sidecar's termination message names
     EvictionByEvictionAPI and the preStop, which Ray alone cannot tell."""
     namespace = restricted_namespace
@@ -167,7 +199,8 @@ def test_kuberay_with_the_sidecar_drains_an_evicted_worker(node, restricted_name
     workers = [p for p in pods if p["metadata"]["labels"].get("ray.io/node-type") == "worker"]
     inits = [c["name"] for c in workers[0]["spec"]["initContainers"]]
     assert inits == ["install-rayboot", "rayboot-sidecar", "wait-gcs-ready"], inits
-    gcs_recorder(node, namespace, f"{name}-head-svc:6379")
+    _check_kuberay_v16_pod(node, namespace, name, workers[0])
+    gcs_recorder(node, namespace, f"{name}-head-svc:6379", auth=(name, "auth_token"))
     victim, victim_ip = workers[0]["metadata"]["name"], workers[0]["status"]["podIP"]
     last, gone, ended = _evict(node, namespace, victim, victim_ip)
     mine = [r for r in node_record(node, namespace) if r[0] == victim_ip]

@@ -287,7 +287,12 @@ def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True):
     """A pod that records the GCS's node table as it changes (node_states.py --watch), so the
     record outlives the head: the evidence of how a node left. With FOLLOW it records the next
     head's table too (--follow), until the test's namespace goes. AUTH: it has the token of the
-    namespace's ray-auth-token Secret (False for a cluster that runs without, as KubeRay's sample)."""
+    namespace's ray-auth-token Secret (False for a cluster that runs without, as KubeRay's sample;
+    (SECRET, KEY) for another, as the one KubeRay makes for `authOptions`)."""
+    if isinstance(auth, tuple):
+        env = [{"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": auth[0], "key": auth[1]}}}]
+    else:
+        env = AUTH_ENV if auth else []
     if not node.exists(f"/api/v1/namespaces/{namespace}/configmaps/programs"):
         node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
                      "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
@@ -298,7 +303,7 @@ def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True):
                                           "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
                                           "command": ["python", "/programs/node_states.py", gcs_address,
                                                       "--follow" if follow else "--watch"],
-                                          "env": AUTH_ENV if auth else [],
+                                          "env": env,
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
     node.wait_pod_phase(namespace, "gcs-record", {"Running"}, 120)
