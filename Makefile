@@ -408,8 +408,9 @@ bench: bootstrap
 	cd bench && ../$(PYTHON) run.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 # The real node's comparisons (bench/node/, results in bench/results/node.json): rayboot against
-# the real KubeRay v1.5 operator, side by side. Brings the node up and down itself (root, like
-# the node tier); BENCH_ONLY=apply,waiting,evict,headlost,headlost_ft runs some of them.
+# the real KubeRay operator (its version in tests/node/pins.env), side by side. Brings the node up
+# and down itself (root, like the node tier); BENCH_ONLY=apply,waiting,evict,headlost,headlost_ft
+# runs some of them.
 bench-node: node
 	cd bench/node && ../../$(PYTHON) bench_node.py $(if $(QUICK),--quick) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 

@@ -1,4 +1,4 @@
-"""`make bench-node`: rayboot against the real KubeRay v1.5 operator on the real node
+"""`make bench-node`: rayboot against the real KubeRay operator (tests/node/pins.env) on the real node
 (tests/node/), side by side in one run, contenders alternating round by round. Brings the node
 up, runs the comparisons, takes the node down; writes bench/results/node.json and prints a table.
 Figures, not pass/fail, except that an impossible figure (a negative interval, a node ALIVE
@@ -55,6 +55,7 @@ def main():
                 log(f"   {name}: the measurement failed: {e}")
                 return 1
             got[next(iter(got))]["when"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            got[next(iter(got))]["kuberay_version"] = nodecommon.cluster.PINS["KUBERAY_VERSION"]
             results.update(got)
             log(f"   {name}: {time.monotonic() - t0:.0f} s")
             _write(results, args.quick)

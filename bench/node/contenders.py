@@ -2,10 +2,11 @@
 compares, each as a user would apply it, changed only in the open and alike for all: the Ray
 containers run the one image (nodecommon.RAY_IMAGE: the pinned Ray with rayboot baked in; KubeRay
 overrides its command), ask for the same CPU and memory, and use Ray's token authentication
-(RAY_AUTH_MODE=token, the token from the Secret ray-auth-token mounted read-only, as
-k8s/kuberay/ray-cluster.yaml wires it for KubeRay).
+(RAY_AUTH_MODE=token) with the one token of the Secret ray-auth-token: rayboot's manifests mount it
+read-only (key `token`); KubeRay takes it as its users do, `authOptions` naming that Secret (key
+`auth_token`, the same token), and puts it in its containers' env itself.
 
-- kuberay: KubeRay v1.5's own sample RayCluster (tests/node/kuberay.sample_cluster), 4 workers.
+- kuberay: KubeRay's own sample RayCluster (tests/node/kuberay.sample_cluster), 4 workers.
 - indexed: k8s/indexed-job/ray-cluster.yaml, 5 completions.
 - vcjob:   k8s/volcano/ray-cluster.yaml (with its rayboot-sidecar), 4 worker replicas, run by the
            stand-in Volcano controller (tests/node/volcano.py).
@@ -21,11 +22,7 @@ from nodecommon import RAY_IMAGE, RAY_RESOURCES, WORKERS, configmap, create_auth
 import kuberay
 from test_shipped_manifests import _pod_specs, apply_rbac_if_used, load
 
-AUTH_MOUNT = {"name": "ray-auth", "mountPath": "/var/run/secrets/ray-auth", "readOnly": True}
-AUTH_VOLUME = {"name": "ray-auth", "secret": {"secretName": "ray-auth-token", "defaultMode": 0o440,
-                                              "items": [{"key": "token", "path": "token"}]}}
-AUTH_VARS = [{"name": "RAY_AUTH_MODE", "value": "token"},
-             {"name": "RAY_AUTH_TOKEN_PATH", "value": "/var/run/secrets/ray-auth/token"}]
+AUTH_SECRET = "ray-auth-token"
 JOB_MOUNT = {"name": "user-job", "mountPath": "/home/ray/job.py", "subPath": "job.py", "readOnly": True}
 RAY_CONTAINERS = {"ray", "ray-head", "ray-worker"}
 
@@ -50,18 +47,23 @@ def _uniform(doc, namespace):
 
 
 def kuberay_cluster(namespace, workers=WORKERS):
-    rc = kuberay.sample_cluster()
+    rc = with_bench_token(kuberay.sample_cluster())
     group = rc["spec"]["workerGroupSpecs"][0]
     group["replicas"] = group["minReplicas"] = group["maxReplicas"] = workers
-    for spec in _pod_specs(rc):
-        # Ray's user (UID 1000 in the image) reads the token's file (0440) through its group, as
-        # in k8s/kuberay/ray-cluster.yaml; the sample's pods otherwise run as the image's user.
-        spec.setdefault("securityContext", {})["fsGroup"] = 100
-        spec.setdefault("volumes", []).append(copy.deepcopy(AUTH_VOLUME))
-        for c in spec["containers"]:
-            c.setdefault("env", []).extend(copy.deepcopy(AUTH_VARS))
-            c.setdefault("volumeMounts", []).append(dict(AUTH_MOUNT))
     return _uniform(rc, namespace)
+
+
+def with_bench_token(rc):
+    """A RayCluster whose token is the bench's one Secret: `authOptions.secretName` (KubeRay's own
+    way to bring a token, key auth_token), and any volume of the Secret KubeRay would have made for
+    the cluster (k8s/kuberay/ray-cluster.yaml's sidecar reads it) pointed at that Secret too."""
+    made = rc["metadata"]["name"]
+    rc["spec"]["authOptions"] = {"mode": "token", "secretName": AUTH_SECRET}
+    for spec in _pod_specs(rc):
+        for v in spec.get("volumes", []):
+            if v.get("secret", {}).get("secretName") == made:
+                v["secret"]["secretName"] = AUTH_SECRET
+    return rc
 
 
 def indexed_job(namespace, workers=WORKERS, manifest="indexed-job/ray-cluster.yaml"):
@@ -122,7 +124,8 @@ def _contender(name, namespace):
                 [f"/apis/batch/v1/namespaces/{namespace}/jobs/{job}"], f"job-name={job}")
     if name in ("vcjob", "vcjob_ft"):
         job = f"ray-cluster{ft}"
-        return (vcjob(namespace, manifest=f"volcano/ray-cluster{ft}.yaml"), f"{job}-head-0.{job}:6379",
+        # The head's own Service (the manifest's `{job}-head`), as KubeRay's recorder uses its head-svc.
+        return (vcjob(namespace, manifest=f"volcano/ray-cluster{ft}.yaml"), f"{job}-head:6379",
                 [f"/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{job}"], f"volcano.sh/job-name={job}")
     raise ValueError(name)
 
@@ -132,7 +135,9 @@ def set_up(kube, namespace, name, docs, address, job):
     job (JOB as /home/ray/job.py), the sidecar's RBAC where the manifest uses it, the GCS recorder;
     Redis for a fault tolerant one; for a vcjob the stand-in Volcano controller, returned started
     (None for the others)."""
-    create_auth_secret(kube, namespace)
+    token = create_auth_secret(kube, namespace)
+    if name.startswith("kuberay"):  # the key KubeRay's authOptions reads, the same token
+        kube.patch(f"/api/v1/namespaces/{namespace}/secrets/{AUTH_SECRET}", {"stringData": {"auth_token": token}})
     if name.endswith("_ft"):
         from test_gcs_ft_on_node import create_redis
         create_redis(kube, namespace)

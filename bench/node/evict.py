@@ -35,6 +35,7 @@ def _kuberay_sidecar(namespace):
     for d in load("kuberay/ray-cluster.yaml"):
         d = contenders._uniform(d, namespace)
         if d["kind"] == "RayCluster":
+            contenders.with_bench_token(d)
             g = d["spec"]["workerGroupSpecs"][0]
             g["replicas"] = g["minReplicas"] = g["maxReplicas"] = 1
         docs.append(d)

@@ -31,7 +31,9 @@ def apply_table(a):
             ("KubeRay worker: GCS serving -> wait-gcs-ready's \"GCS is ready\"", "kuberay_init_sees_gcs_s"),
             ("KubeRay worker: \"GCS is ready\" -> ALIVE", "kuberay_init_done_to_alive_s"),
             ("the GCS's serving window (recorder)", "serving_window_s")]
-    out = ["| figure | KubeRay v1.5 | rayboot, Indexed Job | rayboot, vcjob |", "|---|---|---|---|"]
+    # Runs before the version was recorded were against v1.5.0.
+    out = [f"| figure | KubeRay {a.get('kuberay_version', 'v1.5.0')} | rayboot, Indexed Job | rayboot, vcjob |",
+           "|---|---|---|---|"]
     for what, key in rows:
         out.append(f"| {what} | " + " | ".join(f(a.get(n, {}).get(key)) for n in ("kuberay", "indexed", "vcjob")) + " |")
     out.append("| every worker ALIVE, median / KubeRay's | 1 | " +
