@@ -51,8 +51,9 @@
 #define STORE_CLEAN_TIMEOUT_MS 30000
 
 /* Drives the drain with blocking prober calls, reading signals between looks. Stops early when
- * ray start is gone: its raylet exits by itself once the drain is through. */
-static void drive_drain(struct pod *pod, struct drain *d)
+ * ray start is gone: its raylet exits by itself once the drain is through; with ACCEPTED_ENOUGH,
+ * as soon as the GCS has accepted it. */
+static void drive_drain(struct pod *pod, struct drain *d, bool accepted_enough)
 {
     struct prober_request req;
     struct prober_reply reply;
@@ -71,6 +72,10 @@ static void drive_drain(struct pod *pod, struct drain *d)
         } else {
             bool requesting = d->state == DRAIN_REQUESTING;
             drain_reply(d, monotime_ms(), &reply);
+            if (requesting && d->state == DRAIN_WATCHING && accepted_enough) {
+                log_info("drain of node %s accepted; the head does not wait for it to leave", d->node_name);
+                return;
+            }
             if (requesting && d->state == DRAIN_WATCHING)
                 log_info("drain of node %s accepted; waiting for it to leave", d->node_name);
         }
@@ -92,7 +97,10 @@ static const char *command_fate(const struct pod *pod)
     return pod->cmd_pid > 0 ? "the command was stopped before it finished; " : "the command never ran; ";
 }
 
-/* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. */
+/* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. The head does
+ * not wait: the cluster's GCS ends with its pod, so nothing can leave its node for another while
+ * the head waits, and every second it lingers is a second before its controller re-creates it
+ * (Volcano's RestartTask and the Job controller wait for the old pod). */
 static void shut_down(struct pod *pod)
 {
     long started = monotime_ms();
@@ -112,8 +120,10 @@ static void shut_down(struct pod *pod)
         /* Half the budget for the drain, the rest for Ray to stop. */
         drain_begin(&d, pod->gcs_addr, pod->plan.head_port, pod->plan.node_name, reason, budget / 2, started);
         log_info("draining node %s (up to %.1f s)", pod->plan.node_name, (double)budget / 2000.0);
-        drive_drain(pod, &d);
-        if (d.state == DRAIN_DONE && d.outcome == DRAIN_FAILED) {
+        drive_drain(pod, &d, pod->plan.role == PLAN_ROLE_HEAD);
+        if (d.state == DRAIN_WATCHING) {
+            pod->drained = true; /* accepted: the GCS draws no new work to it */
+        } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_FAILED) {
             log_warn("could not drain node %s: %s; stopping without a drain", pod->plan.node_name, d.detail);
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
             log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", pod->plan.node_name,

@@ -110,10 +110,17 @@ def wait_log(proc, needle, timeout=15):
     raise AssertionError(f"no {needle!r} in:\n{proc.err_path.read_text()}")
 
 
+# A command that takes a second to stop on SIGTERM: the pod is still stopping at the second one.
+SLOW_STOP = ["--", PY, "-c", "import signal, sys, time\n"
+             "signal.signal(signal.SIGTERM, lambda *_: (time.sleep(1), sys.exit(128 + signal.SIGTERM)))\n"
+             "print('handler set', file=sys.stderr, flush=True)\n"
+             "time.sleep(120)\n"]
+
+
 def test_sigterm_twice_is_one_graceful_stop(pid1, pod_env, tmp_path):
     env = pod_env()
-    p = pid1(env, SLEEP)
-    wait_log(p, "started the command")
+    p = pid1(env, SLOW_STOP)
+    wait_log(p, "handler set")
     t0 = time.monotonic()
     os.kill(p.rayboot_pid, signal.SIGTERM)
     time.sleep(0.1)

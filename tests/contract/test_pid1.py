@@ -132,6 +132,25 @@ def test_sigterm_stops_command_and_ray_and_the_head_exits_with_the_commands_outc
     assert log.read_text().endswith("; Ray stopped (exit 143)\n"), log.read_text()
 
 
+def test_the_head_does_not_wait_for_its_node_to_leave(run, gcs):
+    """An evicted or deleted head is re-created only once its old pod has ended (Volcano's
+    RestartTask, the Job controller), and its cluster's GCS ends with it: nothing can move off its
+    node meanwhile. So the head has its node drained (PREEMPTION: the GCS sends it no new work) and
+    stops at once, without waiting for the node to leave, which here it never does (the head used
+    to wait half its grace period for it: 13.5 s of 30)."""
+    gcs.drain_removes_node = False
+    r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
+    took = time.monotonic() - t0
+    drains = [parse(req) for method, req in gcs.calls if method == DRAIN]
+    assert len(drains) == 1 and drains[0][1] == [b"\xaa" * 28] and drains[0][2] == [2], gcs.methods()
+    assert took < 2, f"the head waited {took:.1f} s for its node to leave:\n{r.stderr}"
+    assert "the head does not wait for it to leave" in r.stderr, r.stderr
+
+
 # A command that handles SIGTERM itself and exits with the code it is given.
 TRAP = ("import signal, sys, time\n"
         "signal.signal(signal.SIGTERM, lambda *_: sys.exit(int(sys.argv[1])))\n"
