@@ -500,15 +500,20 @@ def _rfc3339(ts):
 
 
 def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node, restricted_namespace, volcano):
-    """ray-cluster.yaml: the head's readinessProbe (the sidecar's /readyz: its GCS serves) decides
-    when CoreDNS publishes the head's name; the waiting workers find the head within 1 s of it
-    becoming Ready. Instants: the head's Ready from a watch, the name's first answer from CoreDNS
-    polled every 50 ms, each worker's `is SERVING` line from containerd's log timestamps."""
+    """ray-cluster.yaml: the svc plugin's name for the head answers only once the head is Ready
+    (its readinessProbe: the sidecar's /readyz, its GCS serves), so the workers find the head
+    through the manifest's own Service (ray-cluster-head, publishNotReadyAddresses): its name
+    answers before the head is Ready, and every worker says the GCS is SERVING within 1 s of the
+    head's own line saying so (through the svc plugin's name they waited for the readiness probe,
+    every 5 s, and CoreDNS's negative cache). Instants: the head's Ready from a watch, each name's
+    first answer from CoreDNS polled every 50 ms, the pods' `is SERVING` lines from containerd's
+    log timestamps."""
     namespace = restricted_namespace
     import threading
     name = "ray-cluster"
-    fqdn = f"{name}-head-0.{name}.{namespace}.svc.{cluster.CLUSTER_DOMAIN}"
-    seen = {"ready": None, "dns": None, "dns_before_ready": []}
+    suffix = f"{namespace}.svc.{cluster.CLUSTER_DOMAIN}"
+    names = {"plugin": f"{name}-head-0.{name}.{suffix}", "own": f"{name}-head.{suffix}"}
+    seen = {"ready": None, "plugin": None, "own": None}
     done = threading.Event()
 
     def on_head(kind, pod, at):
@@ -518,16 +523,15 @@ def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node
         return seen["ready"] is not None or done.is_set()
 
     def poll_dns():
-        while not done.is_set() and seen["dns"] is None:
-            at = time.time()
-            try:
-                addrs = cluster.dns_query(fqdn, timeout=0.5)[1]
-            except OSError:
-                addrs = []
-            if addrs:
-                seen["dns"] = at
-                if seen["ready"] is None:
-                    seen["dns_before_ready"].append(at)
+        while not done.is_set() and None in (seen["plugin"], seen["own"]):
+            for which, fqdn in names.items():
+                at = time.time()
+                try:
+                    addrs = cluster.dns_query(fqdn, timeout=0.5)[1] if seen[which] is None else []
+                except OSError:
+                    addrs = []
+                if addrs:
+                    seen[which] = at
             time.sleep(0.05)
 
     def watch_head():
@@ -543,16 +547,22 @@ def test_head_readiness_gates_its_dns_name_and_workers_join_within_a_second(node
         done.set()
     for t in threads:
         t.join(timeout=15)
-    assert seen["ready"] and seen["dns"], seen
-    assert seen["dns"] >= seen["ready"] - 0.2, f"the head's name answered {seen['ready'] - seen['dns']:.2f} s before it was Ready"
-    lags = {}
-    for i in range(2):
-        lines = node.log(namespace, f"{name}-worker-{i}", "ray", timestamps=True).splitlines()
+    assert seen["ready"] and seen["plugin"], seen
+    assert seen["plugin"] >= seen["ready"] - 0.2, \
+        f"the svc plugin's name answered {seen['ready'] - seen['plugin']:.2f} s before the head was Ready"
+    assert seen["own"] and seen["own"] < seen["ready"], f"the head's own Service did not publish it before Ready: {seen}"
+
+    def serving_line(pod):
+        lines = node.log(namespace, pod, "ray", timestamps=True).splitlines()
         serving = [ln for ln in lines if " is SERVING at " in ln]
         assert serving, "\n".join(lines)
-        lags[i] = _rfc3339(serving[0].split(" ", 1)[0]) - seen["ready"]
-    print(f"head Ready -> DNS {seen['dns'] - seen['ready']:.3f} s; workers' SERVING {lags}")
-    assert all(0 <= lag <= 1.0 for lag in lags.values()), (lags, seen)
+        return _rfc3339(serving[0].split(" ", 1)[0])
+    head_serving = serving_line(f"{name}-head-0")
+    lags = {i: serving_line(f"{name}-worker-{i}") - head_serving for i in range(2)}
+    print(f"head's own name {seen['own'] - seen['ready']:+.3f} s from Ready, the plugin's "
+          f"{seen['plugin'] - seen['ready']:+.3f} s; the head SERVING {head_serving - seen['ready']:+.3f} s; "
+          f"the workers' SERVING after the head's: {lags}")
+    assert all(lag <= 1.0 for lag in lags.values()), (lags, seen)
 
 
 # The user's job for the eviction test: short tasks on every node, for as long as the test needs.
@@ -711,6 +721,22 @@ def assert_stopped_head(last, how, decided):
     assert "the command was stopped" in ray.get("message", ""), (how, ray)
 
 
+# How long a head whose job runs may take to end once deleted or evicted: its controller
+# re-creates it only then. It has its node drained and stops Ray without waiting for the node to
+# leave (the contract test test_the_head_does_not_wait_for_its_node_to_leave holds that); what is
+# left is Ray's own stop, one process after another (3.1 s seen on the node, 2026-11-29). A bound,
+# not the figure: half the 13.5 s the head could wait for its node before.
+HEAD_END_S = 6.0
+
+
+def assert_head_ended_at_once(head_end, t0):
+    """The head's Ray container ended within HEAD_END_S of the deletion or eviction at T0."""
+    pod = head_end.pod()
+    took = head_end.at - t0
+    print(f"the head's container ended {took:.2f} s after it was deleted or evicted")
+    assert took <= HEAD_END_S, f"the head took {took:.2f} s to end: {ended(pod, 'ray')}"
+
+
 def rejoined(node, namespace, old_head_ip, worker_ips, old_ids, workers):
     """Waits until a new head's GCS has the cluster whole again with the same worker pods, which
     say they joined the head again (read now: a finished Job's pods may be deleted); returns the
@@ -729,14 +755,15 @@ def rejoined(node, namespace, old_head_ip, worker_ips, old_ids, workers):
 
 class PodEnd:
     """Follows one pod from now until its CONTAINER has ended or the pod is deleted (a watch: a
-    finished Job's pods may be deleted at any moment); .pod() is the last state seen."""
+    finished Job's pods may be deleted at any moment); .pod() is the last state seen, .at when
+    it was seen (time.monotonic())."""
 
     def __init__(self, node, namespace, name, container, timeout=420):
         import threading
-        self.last = None
+        self.last = self.at = None
 
         def on_event(kind, pod, _at):
-            self.last = pod
+            self.last, self.at = pod, time.monotonic()
             return kind == "DELETED" or ended(pod, container) is not None
         self._thread = threading.Thread(target=node.watch_pod, args=(namespace, name, on_event, timeout), daemon=True)
         self._thread.start()
@@ -778,9 +805,11 @@ def test_volcano_head_deleted_is_recreated_alone_and_the_workers_rejoin(node, re
         old_ids, head_ip, worker_ips = first_cluster_up(node, namespace, f"{head}.{name}:6379", ready[head],
                                                         [ready[w] for w in workers])
         rerun_seed(node, namespace)
+        head_end = PodEnd(node, namespace, head, "ray")
         t0 = time.monotonic()
         node.delete(f"/api/v1/namespaces/{namespace}/pods/{head}")
         last = node.follow_pod_until_gone(namespace, head, 120)
+        assert_head_ended_at_once(head_end, t0)
         assert_stopped_head(last, "delete", lambda: node.wait(
             "the vcjob's next phase", lambda: phases if {"Restarting", "Completed", "Failed"} & set(phases) else None,
             60, interval=0.5))
@@ -838,9 +867,11 @@ def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, rest
     head, workers = pods["0"], [pods["1"], pods["2"]]
     old_ids, head_ip, worker_ips = first_cluster_up(node, namespace, "ray-indexed-0.ray-indexed:6379", head, workers)
     rerun_seed(node, namespace)
+    head_end = PodEnd(node, namespace, head["metadata"]["name"], "ray")
     t0 = time.monotonic()
     node.evict(namespace, head["metadata"]["name"])
     last = node.follow_pod_until_gone(namespace, head["metadata"]["name"], 120)
+    assert_head_ended_at_once(head_end, t0)
 
     def job_decided():
         status = node.get(f"{path}/ray-indexed").get("status", {})
