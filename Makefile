@@ -54,10 +54,11 @@ REL_CFLAGS  := $(COMMON) $(WARN_GCC) -O2 -fPIE -fstack-protector-strong -D_FORTI
                -ffunction-sections -fdata-sections
 REL_INCLUDES := -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
 REL_LDFLAGS := -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
-REL_LIBS    := -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson
-# The sidecar's libcurl has TLS (mbedTLS) for the Kubernetes API; rayboot's has none. Its own
-# objects see that libcurl's headers first (the same curl version: lib/'s objects, shared with
-# rayboot, may use either).
+# Both programs link the libcurl with TLS (mbedTLS): rayboot for Ray's TLS to the GCS, the sidecar
+# for that and the Kubernetes API. The sidecar's own objects see that libcurl's headers first (the
+# same curl version: lib/'s objects may use either).
+REL_LIBS    := -L$(DEPS)/prefix-tls/lib -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson \
+               -lmbedtls -lmbedx509 -lmbedcrypto
 SIDECAR_LIBS := -L$(DEPS)/prefix-tls/lib -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson \
                 -lmicrohttpd -lmbedtls -lmbedx509 -lmbedcrypto
 $(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
@@ -67,6 +68,10 @@ UNIT_CC      := gcc
 UNIT_CFLAGS  := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=all
 UNIT_LIBS    := -lcmocka -lcjson -lcurl -lcares -lseccomp -lmicrohttpd
+# lib/net/tlscert.c needs mbedTLS 3.6 (Debian's is 2.28): deps/build.sh builds it for glibc too, into
+# prefix-unit; its test reads the certificates back with OpenSSL as well.
+UNIT_TLS_INC := -isystem $(DEPS)/prefix-unit/include
+UNIT_CFLAGS  += $(UNIT_TLS_INC)
 # init's and the sidecar's pure modules are tested too; their main loops and HTTP glue are tested
 # end to end.
 UNIT_LIB_SRC := $(filter-out lib/base/version.c,$(LIB_SRC)) init/jobsapi.c init/shellquote.c init/plan_render.c \
@@ -163,6 +168,13 @@ $(BUILD)/unit/obj/%.o: %.c
 	@echo "  CC-SAN  $<"
 	$(Q)$(UNIT_CC) $(UNIT_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# What compiles or links against prefix-unit's mbedTLS waits for deps/build.sh.
+UNIT_TLS_OBJ := lib/net/tlscert.o lib/ray/raytls.o tests/unit/test_tlscert.o tests/unit/test_raytls.o
+$(UNIT_TLS_OBJ:%=$(BUILD)/unit/obj/%) $(UNIT_TLS_OBJ:%=$(BUILD)/unit-vg/obj/%) $(UNIT_TLS_OBJ:%=$(BUILD)/cov/obj/%): \
+    $(DEPS_OK)
+$(foreach t,test_tlscert test_raytls,$(BUILD)/unit/$(t) $(BUILD)/unit-vg/$(t) $(BUILD)/cov/$(t)): \
+    UNIT_LIBS += -L$(DEPS)/prefix-unit/lib -lmbedx509 -lmbedcrypto -lcrypto
+
 UNIT_LIB_A := $(BUILD)/unit/libunit.a
 $(UNIT_LIB_A): $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(UNIT_LIB_SRC))
 	@echo "  AR      $@"
@@ -190,7 +202,7 @@ unit: $(UNIT_TESTS) $(REPLAYS)
 
 # The same unit tests without sanitizers, under valgrind's memcheck: a second opinion on memory
 # (uninitialised reads ASan does not see) with zero errors and zero definite leaks required.
-VG_CFLAGS := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g
+VG_CFLAGS := $(COMMON) $(WARN_GCC) -Iinit -Isidecar -O1 -g $(UNIT_TLS_INC)
 VG_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/unit-vg/%,$(sort $(wildcard tests/unit/test_*.c)))
 VALGRIND  := valgrind -q --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
 
@@ -307,7 +319,7 @@ ANALYZE_OK  := $(patsubst %.c,$(BUILD)/analyze/%.ok,$(ANALYZE_SRC))
 $(BUILD)/analyze/lib/%.ok $(BUILD)/analyze/init/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES)
 $(BUILD)/analyze/sidecar/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
 $(BUILD)/analyze/tests/%.ok $(BUILD)/analyze/fuzz/%.ok: AN_CC = $(UNIT_CC) $(COMMON) $(WARN_GCC) -Iinit -Isidecar \
-    -I$(dir $(CJSON_SRC)) -O1
+    -I$(dir $(CJSON_SRC)) -O1 $(UNIT_TLS_INC)
 $(BUILD)/analyze/bench/%.ok: AN_CC = gcc -std=c11 -O2 $(WARN) $(WARN_GCC)
 
 $(BUILD)/analyze/%.ok: %.c $(HEADERS) fuzz/fuzz.h $(DEPS_OK) VERSION

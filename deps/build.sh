@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds rayboot's C dependencies from Debian's source packages with musl-gcc into a static
 # prefix that every later build reuses: c-ares, nghttp2 (library only), libcurl (HTTP and h2c
-# only), libseccomp, cJSON, and for the sidecar alone libmicrohttpd, mbedTLS and a second
-# libcurl with TLS (in OUTDIR/prefix-tls, so that rayboot itself carries no TLS code).
+# only), libseccomp, cJSON, mbedTLS and a second libcurl with TLS (in OUTDIR/prefix-tls, which
+# both binaries link: Ray's TLS to the GCS, the sidecar's Kubernetes API), and for the sidecar
+# alone libmicrohttpd; mbedTLS again for glibc (OUTDIR/prefix-unit), for the unit tests.
 # Installing host packages and bookworm's deb-src entries is left to scripts/bootstrap.sh; this
 # script builds, and fetches the two sources pinned from trixie (fetch_pinned, below) itself.
 #
@@ -211,8 +212,8 @@ MBEDTLS_LEFT_OUT="MBEDTLS_SSL_SRV_C MBEDTLS_SSL_PROTO_DTLS MBEDTLS_SSL_DTLS_ANTI
     MBEDTLS_KEY_EXCHANGE_ECJPAKE_ENABLED MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_ENABLED
     MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED MBEDTLS_DHM_C MBEDTLS_ECJPAKE_C
     MBEDTLS_CAMELLIA_C MBEDTLS_ARIA_C MBEDTLS_DES_C MBEDTLS_CCM_C MBEDTLS_NIST_KW_C MBEDTLS_RIPEMD160_C
-    MBEDTLS_SHA3_C MBEDTLS_LMS_C MBEDTLS_PKCS7_C MBEDTLS_PKCS12_C MBEDTLS_PKCS5_C MBEDTLS_PEM_WRITE_C
-    MBEDTLS_X509_CREATE_C MBEDTLS_X509_CRT_WRITE_C MBEDTLS_X509_CSR_WRITE_C MBEDTLS_X509_CSR_PARSE_C
+    MBEDTLS_SHA3_C MBEDTLS_LMS_C MBEDTLS_PKCS7_C MBEDTLS_PKCS12_C MBEDTLS_PKCS5_C
+    MBEDTLS_X509_CSR_WRITE_C MBEDTLS_X509_CSR_PARSE_C
     MBEDTLS_X509_CRL_PARSE_C MBEDTLS_SELF_TEST MBEDTLS_VERSION_FEATURES MBEDTLS_DEBUG_C MBEDTLS_ERROR_C
     MBEDTLS_PSA_CRYPTO_STORAGE_C MBEDTLS_PSA_ITS_FILE_C MBEDTLS_FS_IO MBEDTLS_NET_C MBEDTLS_GENPRIME
     MBEDTLS_CIPHER_MODE_CFB MBEDTLS_CIPHER_MODE_OFB MBEDTLS_CIPHER_MODE_XTS
@@ -227,9 +228,15 @@ mbedtls_has_upstream_fix() {
     grep -rqsF '#10668' "$1/ChangeLog" "$1/ChangeLog.d"
 }
 
-build_mbedtls() {
+# With Ray's TLS each pod makes its own certificate at start (lib/net/tlscert.c): the certificate
+# writer and PEM output are put back (an earlier recipe left them out in the same unpacked tree).
+MBEDTLS_PUT_BACK="MBEDTLS_X509_CREATE_C MBEDTLS_X509_CRT_WRITE_C MBEDTLS_PEM_WRITE_C"
+# mbedtls_configure: unpacks mbedTLS once and sets its configuration, which both builds of it use
+# (below); sets mbedtls_dir.
+mbedtls_configure() {
     local dir config
     dir=$(fetch_pinned mbedtls "$TRIXIE_MBEDTLS")
+    mbedtls_dir=$dir
     config=$dir/include/mbedtls/mbedtls_config.h
     # Upstream's default configuration as shipped in the source package (TLS 1.2 and 1.3 with the
     # PSA crypto core 1.3 needs, ECDHE, RSA and ECDSA certificates, AES-GCM and ChaCha20: what API
@@ -263,7 +270,7 @@ build_mbedtls() {
     fi
     # What a TLS client of an API server never uses is left out (smaller, and nothing that opens
     # a file: PSA's key store, FS_IO): the server side, DTLS, PSK and non-ephemeral key exchanges,
-    # ciphers and curves no API server offers, certificate writing, self-tests, error strings.
+    # ciphers and curves no API server offers, self-tests, error strings.
     local name
     for name in $MBEDTLS_LEFT_OUT; do
         sed -i "s|^#define $name\b|//#define $name|" "$config"
@@ -272,11 +279,40 @@ build_mbedtls() {
             return 1
         fi
     done
+    for name in $MBEDTLS_PUT_BACK; do
+        sed -i "s|^//#define $name\b|#define $name|" "$config"
+        grep -q "^#define $name\b" "$config" || { log "mbedTLS: could not put $name back"; return 1; }
+    done
+}
+
+build_mbedtls() {
+    local dir
+    mbedtls_configure
+    dir=$mbedtls_dir
     cmake_static "$dir" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DUSE_STATIC_MBEDTLS_LIBRARY=ON
     musl-gcc "${cflags[@]}" -std=c11 -Wall -Wextra -Werror -isystem "$prefix/include" \
         -c "$here/mbedtls_entropy.c" -o "$out/mbedtls_entropy.o"
     ar rs "$prefix/lib/libmbedcrypto.a" "$out/mbedtls_entropy.o"
+}
+
+# The same mbedTLS, configured the same, built with the host's gcc for glibc into OUTDIR/prefix-unit:
+# the unit tier (glibc, sanitizers) tests lib/net/tlscert.c against it. Debian bookworm's
+# libmbedtls-dev is 2.28, whose certificate writer has no subjectAltName; nothing else links it.
+build_mbedtls_unit() {
+    local dir unit=$out/prefix-unit
+    mbedtls_configure
+    dir=$mbedtls_dir
+    rm -rf "$dir/_build_unit" "$unit"
+    cmake -S "$dir" -B "$dir/_build_unit" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc \
+        -DCMAKE_C_FLAGS="-O2 -fPIC" -DCMAKE_INSTALL_PREFIX="$unit" -DCMAKE_INSTALL_LIBDIR=lib \
+        -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF -DUSE_SHARED_MBEDTLS_LIBRARY=OFF \
+        -DUSE_STATIC_MBEDTLS_LIBRARY=ON
+    cmake --build "$dir/_build_unit" -j "$jobs"
+    cmake --install "$dir/_build_unit"
+    gcc -O2 -fPIC -std=c11 -Wall -Wextra -Werror -isystem "$unit/include" \
+        -c "$here/mbedtls_entropy.c" -o "$out/mbedtls_entropy_unit.o"
+    ar rs "$unit/lib/libmbedcrypto.a" "$out/mbedtls_entropy_unit.o"
 }
 
 build_microhttpd() {
@@ -330,6 +366,7 @@ step curl build_curl
 step seccomp build_seccomp
 step cjson build_cjson
 step mbedtls build_mbedtls
+step mbedtls-unit build_mbedtls_unit
 step curl-tls build_curl_tls
 step microhttpd build_microhttpd
 touch "$out/.stamp-all"
