@@ -17,11 +17,13 @@
 #include "pod.h"
 #include "proc.h"
 #include "rayauth.h"
+#include "raytls.h"
 #include "rdvauth.h"
 #include "submit.h"
 #include "storeclean.h"
 #include "supervise.h"
 #include "termlog.h"
+#include "tlsfiles.h"
 
 /* The head's own GCS: on loopback, it answers within seconds of ray start or never. */
 #define OWN_GCS_ADDR "127.0.0.1"
@@ -227,14 +229,15 @@ static void raise_nofile(long target)
         log_info("open files: soft limit raised to %llu (hard %llu)", soft, (unsigned long long)rl.rlim_max);
 }
 
-/* Ray's TLS refused, Ray's token found (or refused) before anything starts, and token mode refused
- * on a Ray too old to check the token (the plan read its version; the submitter runs no Ray); says
- * where the token came from, never what it is. */
+/* Ray's TLS checked (the prober reads it again for itself), Ray's token found (or refused) before
+ * anything starts, and token mode refused on a Ray too old to check the token (the plan read its
+ * version; the submitter runs no Ray); says where the token and this pod's certificate came from,
+ * never what they are. */
 static int load_auth(const char *const *envp, const char *root, const struct plan *plan, struct rayauth *auth,
                      struct errbuf *err)
 {
     const struct rayversion *ray = &plan->labels.ray;
-    if (rayauth_check_tls(envp, err) < 0 || rayauth_load(envp, root, auth, err) < 0)
+    if (raytls_check(envp, err) < 0 || rayauth_load(envp, root, auth, err) < 0)
         return -1;
     if (plan->role != PLAN_ROLE_SUBMITTER) {
         int rc = rayauth_check_ray(auth, ray->version, ray->from, err);
@@ -294,6 +297,11 @@ static int setup(struct pod *pod, const struct cli *cli, const char *const *envp
     }
     if (load_auth(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &pod->plan, &auth, err) < 0)
         return EXIT_CONFIG;
+    if (pod->plan.role != PLAN_ROLE_SUBMITTER &&
+        tlsfiles_make(&pod->plan, envp, hostname, &pod->plan.ray_env, err) < 0) {
+        rayauth_clear(&auth);
+        return EXIT_CONFIG;
+    }
     pod->token_mode = auth.token_mode;
     /* The rendezvous' key, bound to this cluster's name: kept as hash states, so the token itself
      * is cleared below. */

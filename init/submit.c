@@ -16,6 +16,7 @@
 #include "jobsapi.h"
 #include "log.h"
 #include "monotime.h"
+#include "raytls.h"
 #include "settings.h"
 #include "utf8.h"
 #include "wait.h"
@@ -81,13 +82,25 @@ static int load_submission_id(struct submit_config *c, const char *const *envp, 
     return 0;
 }
 
+/* Ray's TLS covers its gRPC only: the dashboard's Jobs API stays HTTP, and the submitter would
+ * send the token there to whatever the head's name resolves to, unproven. */
+static int refuse_tls(const char *const *envp, struct errbuf *err)
+{
+    if (!raytls_wanted(envp))
+        return 0;
+    return errbuf_set(err,
+                      "RAY_USE_TLS=%s: rayboot submit talks to the dashboard's Jobs API, which Ray's TLS does not "
+                      "cover (HTTP), and would send Ray's token there unproven; run the job as the head's "
+                      "command instead (docs/tls.md)",
+                      env_lookup(envp, "RAY_USE_TLS"));
+}
+
 int submit_config_load(struct submit_config *c, const char *const *envp, const char *derived_id, struct errbuf *err)
 {
     if (load_runtime_env(c, envp, err) < 0 || load_submission_id(c, envp, derived_id, err) < 0)
         return -1;
     /* The dashboard takes the same token as the GCS, found the same way. */
-    if (rayauth_check_tls(envp, err) < 0 ||
-        rayauth_load(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &c->auth, err) < 0)
+    if (refuse_tls(envp, err) < 0 || rayauth_load(envp, env_lookup_nonempty(envp, "RAYBOOT_ROOT"), &c->auth, err) < 0)
         return -1;
     return 0;
 }

@@ -25,6 +25,7 @@
 #include "proc.h"
 #include "rayauth.h"
 #include "rdvauth.h"
+#include "raytls.h"
 #include "relro.h"
 #include "secrets.h"
 #include "sidecar.h"
@@ -92,9 +93,13 @@ static const char usage_text[] =
     "                             the Pod is read from the API server (RBAC: get on pods): whether it is\n"
     "                             going (a /drain drains only then) and why; without them any /drain\n"
     "                             drains and the reason is \"unknown\"\n"
-    "  RAY_AUTH_MODE, RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, RAY_ENABLE_K8S_TOKEN_AUTH, RAY_USE_TLS:\n"
+    "  RAY_AUTH_MODE, RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, RAY_ENABLE_K8S_TOKEN_AUTH:\n"
     "                             Ray's token for the GCS calls, read as rayboot reads them\n"
     "                             (rayboot --help); `drain` reads it too, to check the proof\n"
+    "  RAY_USE_TLS, RAY_TLS_CA_CERT, and RAY_TLS_SERVER_CERT with RAY_TLS_SERVER_KEY, or\n"
+    "  RAYBOOT_TLS_CA_KEY (a certificate made in memory): Ray's TLS, every GCS call over mutual\n"
+    "                             TLS, the GCS's certificate checked against the CA before the\n"
+    "                             token is sent (docs/tls.md); RAYBOOT_TLS_CERT_HOURS: its validity\n"
     "  RAYBOOT_DEBUG=1            debug log lines\n"
     "  RAYBOOT_ROOT               a directory put in front of every file path it reads (tests)\n"
     "\n"
@@ -195,13 +200,13 @@ static int drain_command(int argc, char **argv, const char *const *envp)
     return drainclient_run(port, envp);
 }
 
-/* Ray's TLS refused and Ray's token checked at start-up, as rayboot does; the prober reads the
- * token itself before it confines itself, and sends it with every call. The sidecar keeps the
+/* Ray's TLS and Ray's token checked at start-up, as rayboot does; the prober reads them itself
+ * before it confines itself, and sends the token with every call, over TLS when it is on. The sidecar keeps the
  * token's HMAC key (never the token) to prove its drain port's answers. */
 static int check_auth(struct sidecar *s, struct errbuf *err)
 {
     struct rayauth auth;
-    if (rayauth_check_tls(s->envp, err) < 0 || rayauth_load(s->envp, s->root, &auth, err) < 0)
+    if (raytls_check(s->envp, err) < 0 || rayauth_load(s->envp, s->root, &auth, err) < 0)
         return -1;
     if (auth.token_mode) {
         log_info("Ray token authentication: the token from %s (it also proves this sidecar to the preStop hook)",

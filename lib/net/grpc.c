@@ -16,11 +16,12 @@
 /* gRPC servers neither need nor want libcurl's default Accept and Expect. */
 #define GRPC_HEADERS "content-type: application/grpc", "te: trailers", "Accept:", "Expect:"
 
-int grpc_client_init(struct grpc_client *c, struct errbuf *err)
+int grpc_client_init(struct grpc_client *c, const struct grpc_tls *tls, struct errbuf *err)
 {
     memset(c, 0, sizeof(*c));
     c->last_grpc_status = -1;
-    if (httpc_init(&c->http, false, err) < 0)
+    c->tls = tls;
+    if (httpc_init(&c->http, tls != NULL, err) < 0)
         return -1;
     httpc_warm_up(&c->http);
     return 0;
@@ -68,7 +69,7 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     struct httpc_request hr = {
         .method = "POST",
         .url = url,
-        .protocol = "http",
+        .protocol = c->tls ? "https" : "http",
         .version = HTTPC_H2C,
         .headers = headers,
         .body = frame,
@@ -90,10 +91,20 @@ int grpc_call(struct grpc_client *c, const char *ip, int port, const char *path,
     frame_len = grpc_frame_encode(req, req_len, frame, sizeof(frame));
     if (frame_len < 0)
         return errbuf_set(err, "request too large");
-    if (snprintf(url, sizeof(url), strchr(ip, ':') ? "http://[%s]:%d%s" : "http://%s:%d%s", ip, port, path) >=
+    if (snprintf(url, sizeof(url), strchr(ip, ':') ? "%s://[%s]:%d%s" : "%s://%s:%d%s", hr.protocol, ip, port, path) >=
         (int)sizeof(url))
         return errbuf_set(err, "address too long");
     hr.body_len = (size_t)frame_len;
+    if (c->tls) {
+        /* libcurl (mbedTLS) checks the chain and the address against the certificate in the
+         * handshake, before the request's headers exist on the wire. */
+        hr.ca_blob = c->tls->ca;
+        hr.ca_blob_len = c->tls->ca_len;
+        hr.client_cert = c->tls->cert;
+        hr.client_cert_len = c->tls->cert_len;
+        hr.client_key = c->tls->key;
+        hr.client_key_len = c->tls->key_len;
+    }
     c->last_grpc_status = -1;
     rc = httpc_request(&c->http, &hr, &http, err);
     if (rc < 0)

@@ -129,6 +129,11 @@ static int failure(CURLcode rc, const struct transfer *t, struct errbuf *err)
     case CURLE_GOT_NOTHING:
         errbuf_set(err, "the peer closed without an answer");
         return HTTPC_NO_ANSWER;
+    case CURLE_PEER_FAILED_VERIFICATION:
+        errbuf_set(
+            err,
+            "TLS: the peer's certificate is not signed by the CA given, has expired, or does not name the host called");
+        return HTTPC_TLS;
     case CURLE_WEIRD_SERVER_REPLY:
         errbuf_set(err, "not an HTTP server");
         return HTTPC_BAD_REPLY;
@@ -151,6 +156,18 @@ static void set_method(CURL *curl, const struct httpc_request *req)
     }
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST,
                      strcmp(req->method, req->body ? "POST" : "GET") == 0 ? NULL : req->method);
+}
+
+/* The client's certificate and key for mutual TLS, or none. libcurl copies the certificate with
+ * a NUL after it but hands the key's bytes to mbedTLS as they are, and mbedTLS reads PEM only
+ * up to and including its NUL: the key's blob counts its NUL. The key is not copied (the caller's
+ * buffer, which it zeroes, is the only one), so the handle forgets it after the transfer. */
+static void set_client_identity(CURL *curl, const struct httpc_request *req)
+{
+    struct curl_blob cert = {(void *)(uintptr_t)req->client_cert, req->client_cert_len, CURL_BLOB_COPY};
+    struct curl_blob key = {(void *)(uintptr_t)req->client_key, req->client_key_len + 1, CURL_BLOB_NOCOPY};
+    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, req->client_cert ? &cert : NULL);
+    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, req->client_cert && req->client_key ? &key : NULL);
 }
 
 /* Header lines may hold a secret: libcurl's copies are zeroed before they are freed. */
@@ -270,6 +287,7 @@ int httpc_request(struct httpc *c, const struct httpc_request *req, struct httpc
         struct curl_blob ca = {(void *)req->ca_blob, req->ca_blob_len, CURL_BLOB_COPY};
         curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
     }
+    set_client_identity(curl, req);
     if (strcmp(req->protocol, "https") == 0) /* at least: never TLS 1.0 or 1.1 */
         curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     /* Unknown to a libcurl without TLS (rayboot's), which never makes a TLS connection. */
@@ -289,6 +307,7 @@ int httpc_request(struct httpc *c, const struct httpc_request *req, struct httpc
     /* The lists must outlive the transfer only: the handle forgets them before they go. */
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(curl, CURLOPT_RESOLVE, NULL);
+    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, NULL);
     free_lines(headers);
     curl_slist_free_all(resolve);
     if (rc == CURLE_ABORTED_BY_CALLBACK && req->before_transfer) {

@@ -17,7 +17,7 @@ struct httpc {
 
 enum httpc_version {
     HTTPC_HTTP_ANY, /* libcurl's choice: HTTP/1.1, or HTTP/2 where TLS negotiates it */
-    HTTPC_H2C,      /* HTTP/2 over cleartext, prior knowledge (gRPC) */
+    HTTPC_H2C,      /* HTTP/2 with prior knowledge (gRPC): cleartext, or over TLS offering only "h2" */
 };
 
 struct httpc_request {
@@ -35,6 +35,12 @@ struct httpc_request {
     const char *ca_file;    /* https: the CA bundle, or NULL */
     const void *ca_blob;    /* https: the CA bundle in memory (ca_blob_len bytes), or NULL */
     size_t ca_blob_len;
+    /* https: this client's own certificate and key, PEM in memory, each followed by a NUL that
+     * the length leaves out (mutual TLS, Ray's gRPC); or NULL. */
+    const char *client_cert;
+    size_t client_cert_len;
+    const char *client_key;
+    size_t client_key_len;
     const char *resolve; /* "name:port:address" pinned (CURLOPT_RESOLVE), or NULL */
     const char *user_agent;
     /* Each header and trailer line as it arrives, with its line ending; or NULL. */
@@ -78,6 +84,7 @@ enum httpc_failure {
     HTTPC_HTTP2 = -6,     /* an HTTP/2 error (or the stream was reset) */
     HTTPC_BAD_REPLY = -7, /* "not an HTTP server": a reply that is no HTTP */
     HTTPC_OTHER = -8,     /* libcurl's own words, or out of memory */
+    HTTPC_TLS = -9,       /* the peer's certificate was not verified (a failed handshake: HTTPC_OTHER) */
 };
 
 /* tls: the handle will make HTTPS requests (libcurl's TLS set-up runs; only the sidecar's

@@ -19,6 +19,7 @@
 #include "gcswait_loop.h"
 #include "grpc.h"
 #include "rayauth.h"
+#include "raytls.h"
 #include "rdvauth.h"
 #include "sandbox.h"
 #include "scrub.h"
@@ -243,6 +244,18 @@ static int wait_health(void *ctx, const char *addr, int port, long budget_ms, st
 static struct hmac_sha256_key rdv_key;
 static bool have_rdv_key;
 
+/* Ray's TLS (raytls.h), read once for every call the prober makes; tls.on false without it. */
+static struct raytls tls;
+
+/* With TLS the prober does what the sidecar's API reader does: mbedTLS draws randomness
+ * (getrandom, deps/mbedtls_entropy.c) for every handshake, and its PSA generator compares getpid
+ * with the seeding process's on every draw. */
+static int confine_for_tls(struct errbuf *err)
+{
+    const struct sandbox_rule more[] = {SANDBOX_ALLOW(getrandom), SANDBOX_ALLOW(getpid)};
+    return sandbox_confine_prober_and(more, sizeof(more) / sizeof(more[0]), err);
+}
+
 /* Set-up that opens files (c-ares reads its configuration and environment, libcurl makes its
  * first transfer), then what the prober must not carry into confinement: the environment (the
  * user's secrets; read by then) is overwritten. Descriptors it did not open (the parent's
@@ -251,7 +264,8 @@ static bool have_rdv_key;
 static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const char *root, struct errbuf *err)
 {
     struct rayauth auth;
-    if (dns_resolver_init(dns, root, err) < 0 || grpc_client_init(grpc, err) < 0 ||
+    if (raytls_load_here((const char *const *)environ, &tls, err) < 0 || dns_resolver_init(dns, root, err) < 0 ||
+        grpc_client_init(grpc, tls.on ? &tls.tls : NULL, err) < 0 ||
         rayauth_load((const char *const *)environ, root, &auth, err) < 0)
         return -1;
     _Static_assert(sizeof(grpc->auth_header) == sizeof(auth.header), "grpc.h's header bound is rayauth.h's");
@@ -260,7 +274,7 @@ static int prepare(struct dns_resolver *dns, struct grpc_client *grpc, const cha
     rayauth_clear(&auth);
     if (secrets_shed(err) < 0)
         return -1;
-    return sandbox_confine_prober(err);
+    return tls.on ? confine_for_tls(err) : sandbox_confine_prober(err);
 }
 
 void prober_child_main(int fd, const char *root)

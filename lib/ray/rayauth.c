@@ -1,5 +1,5 @@
 /* Finding Ray's authentication token in the places and the order Ray 2.60's own loader
- * (AuthenticationTokenLoader) looks, and refusing Ray's TLS. Sending the header is grpc.c's and
+ * (AuthenticationTokenLoader) looks. Ray's TLS is lib/ray/raytls.c's. Sending the header is grpc.c's and
  * init/dashboard.c's; what an UNAUTHENTICATED answer means is the waits'. */
 #include "rayauth.h"
 
@@ -24,8 +24,7 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* Ray's boolean settings: "1" or "true", any case. */
-static bool ray_true(const char *v)
+bool rayauth_true(const char *v)
 {
     return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
 }
@@ -124,7 +123,7 @@ static int find_token(const char *const *envp, const char *root, struct rayauth 
             return errbuf_set(err, "RAY_AUTH_TOKEN_PATH is set but gives no token: %.700s", why);
         return 0;
     }
-    if (ray_true(env_lookup(envp, "RAY_ENABLE_K8S_TOKEN_AUTH"))) {
+    if (rayauth_true(env_lookup(envp, "RAY_ENABLE_K8S_TOKEN_AUTH"))) {
         snprintf(a->source, sizeof(a->source), "%s (RAY_ENABLE_K8S_TOKEN_AUTH)", RAYAUTH_K8S_TOKEN_FILE);
         if (from_file(a, root, RAYAUTH_K8S_TOKEN_FILE, found, why, sizeof(why), err) < 0 || *found)
             return *found ? 0 : -1;
@@ -155,7 +154,7 @@ int rayauth_load(const char *const *envp, const char *root, struct rayauth *a, s
                           "RAY_AUTH_MODE=%s but no token was found: set RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH to a "
                           "file that holds it, or write it to ~/.ray/auth_token (HOME=%.300s)%s",
                           mode, env_lookup_nonempty(envp, "HOME") ? env_lookup_nonempty(envp, "HOME") : "(unset)",
-                          ray_true(env_lookup(envp, "RAY_ENABLE_K8S_TOKEN_AUTH"))
+                          rayauth_true(env_lookup(envp, "RAY_ENABLE_K8S_TOKEN_AUTH"))
                               ? "; RAY_ENABLE_K8S_TOKEN_AUTH is on and " RAYAUTH_K8S_TOKEN_FILE " holds none"
                               : "");
     }
@@ -183,16 +182,4 @@ int rayauth_check_ray(const struct rayauth *a, const char *version, const char *
                                  : "use Ray 2.52 or later, or set RAY_AUTH_MODE=disabled and keep strangers out "
                                    "with a NetworkPolicy");
     return a->enable_for_ray ? 1 : -1;
-}
-
-int rayauth_check_tls(const char *const *envp, struct errbuf *err)
-{
-    const char *tls = env_lookup(envp, "RAY_USE_TLS");
-    if (!ray_true(tls))
-        return 0;
-    return errbuf_set(err,
-                      "RAY_USE_TLS=%s: Ray's TLS (mutual TLS with RAY_TLS_SERVER_CERT, RAY_TLS_SERVER_KEY and "
-                      "RAY_TLS_CA_CERT) is not supported: rayboot speaks cleartext HTTP/2 to the GCS (its libcurl "
-                      "has no TLS); unset RAY_USE_TLS or set it to 0",
-                      tls);
 }

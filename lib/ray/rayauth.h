@@ -1,6 +1,6 @@
 /* Ray's token authentication (Ray 2.5x/2.60 `RAY_AUTH_MODE=token`) as a client sees it: whether to
  * send a token, which one (found where Ray's own loader finds it), and the header that carries
- * it; and Ray's TLS (`RAY_USE_TLS`), which rayboot cannot speak and refuses. */
+ * it. */
 #ifndef RAYBOOT_RAYAUTH_H
 #define RAYBOOT_RAYAUTH_H
 
@@ -55,8 +55,7 @@ void rayauth_clear(struct rayauth *a);
  * (RAY_AUTH_MODE unset): the caller warns and goes on, as Ray itself would. */
 int rayauth_check_ray(const struct rayauth *a, const char *version, const char *from, struct errbuf *err);
 
-/* RAY_USE_TLS as Ray reads it ("1" or "true", any case): -1 with the reason rayboot cannot join
- * such a cluster, 0 when TLS is off. */
-int rayauth_check_tls(const char *const *envp, struct errbuf *err);
+/* Ray's boolean settings (RAY_USE_TLS, RAY_ENABLE_K8S_TOKEN_AUTH): "1" or "true", any case. */
+bool rayauth_true(const char *v);
 
 #endif

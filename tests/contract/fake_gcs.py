@@ -95,9 +95,11 @@ class Node:
 
 
 class FakeGcs:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, tls: tuple = None):
         """host: the loopback address to listen on ("::1" for IPv6); port: 0 for any free one (a
-        GCS restarted in place takes its old one)."""
+        GCS restarted in place takes its old one); tls: (certificate, key, client CA or None), PEM
+        bytes, for Ray's TLS (with a client CA, as Ray's GCS: a client without a certificate of
+        that CA is refused in the handshake)."""
         self.serving = True
         self.cluster_id = b"\x01" * 28
         self.ray_version = "2.60.0"  # CheckAliveReply.ray_version; None: the method is unknown
@@ -106,6 +108,7 @@ class FakeGcs:
         self.nodes = [Node("127.0.0.1", head=True, node_id=b"\xaa" * 28, name="pod-0")]
         self.kv = {}
         self.calls = []
+        self.metadata = []  # each call's metadata (its authorization among them)
         self.drain_removes_node = True
         # False: answer GetAllNodeInfo with every node whatever the request selects, as a GCS that
         # does not know node_selectors would (rayboot must still check each node's name).
@@ -116,7 +119,16 @@ class FakeGcs:
         self.lock = threading.Lock()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         self.server.add_generic_rpc_handlers([_Handler(self)])
-        self.port = self.server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if tls:
+            cert, key, client_ca = tls
+            creds = grpc.ssl_server_credentials([(key, cert)], root_certificates=client_ca,
+                                                require_client_auth=client_ca is not None)
+            self.port = self.server.add_secure_port(address, creds)
+        else:
+            self.port = self.server.add_insecure_port(address)
+        # With TLS: the certificate each call's client showed (PEM bytes, or None).
+        self.client_certs = []
         self.server.start()
 
     def stop(self):
@@ -157,6 +169,8 @@ class FakeGcs:
     def answer(self, method: str, request: bytes, context):
         with self.lock:
             self.calls.append((method, request))
+            self.client_certs.append((context.auth_context().get("x509_pem_cert") or [None])[0])
+            self.metadata.append(dict(context.invocation_metadata()))
             if self.token is not None and method != HEALTH and \
                     dict(context.invocation_metadata()).get("authorization") != f"Bearer {self.token}":
                 context.abort(grpc.StatusCode.UNAUTHENTICATED, "token")

@@ -1,6 +1,6 @@
 /* Unit tests for lib/ray/rayauth.c: Ray 2.60's token sources in Ray's order (checked against the
  * pinned Ray's own loader: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, the Kubernetes token, then
- * ~/.ray/auth_token), its trimming, the mode rules, the bounds, and RAY_USE_TLS. */
+ * ~/.ray/auth_token), its trimming, the mode rules and the bounds (RAY_USE_TLS is test_raytls.c's). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -307,22 +307,6 @@ static void test_ray_without_tokens(void **state)
     assert_int_equal(rayauth_check_ray(&off, "2.10.0", from, &err), 0);
 }
 
-/* RAY_USE_TLS as Ray reads it: "1" or "true" in any case is on, and refused by name. */
-static void test_tls(void **state)
-{
-    const char *on[][2] = {{"RAY_USE_TLS=1", NULL}, {"RAY_USE_TLS=true", NULL}, {"RAY_USE_TLS=TRUE", NULL}};
-    const char *off[][2] = {{"RAY_USE_TLS=0", NULL}, {"RAY_USE_TLS=", NULL}, {"RAY_USE_TLS=yes", NULL}, {NULL, NULL}};
-    struct errbuf err;
-    (void)state;
-    for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
-        assert_int_equal(rayauth_check_tls(on[i], &err), -1);
-        assert_non_null(strstr(err.msg, "RAY_USE_TLS="));
-        assert_non_null(strstr(err.msg, "not supported"));
-    }
-    for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-        assert_int_equal(rayauth_check_tls(off[i], &err), 0);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,7 +321,6 @@ int main(void)
         cmocka_unit_test_setup(test_k8s_token, clean),
         cmocka_unit_test_setup(test_bounds, clean),
         cmocka_unit_test_setup(test_odd_files, clean),
-        cmocka_unit_test_setup(test_tls, clean),
         cmocka_unit_test_setup(test_ray_without_tokens, clean),
     };
     return cmocka_run_group_tests_name("rayauth", tests, setup, teardown);
