@@ -91,11 +91,14 @@ static uint32_t rule_action(const struct sandbox_rule *r)
 }
 
 #ifdef RAYBOOT_SECCOMP_DROP
-/* A knockout of the worker's watch's rule ("watch-poll", init/rdvwatch.c) leaves the prober's list
- * whole: only the watch's filter loses it. */
+/* A knockout of the worker's watch's rule ("watch-poll", init/rdvwatch.c), or of one the prober
+ * adds with Ray's TLS ("tls-getrandom", lib/ray/prober_child.c), leaves the prober's list whole:
+ * only the rules added to it lose it. */
 #define SANDBOX_DROP_PREFIX_WATCH "watch-"
+#define SANDBOX_DROP_PREFIX_TLS "tls-"
 #define SANDBOX_DROP_IS_PROBERS                                                                                        \
-    (strncmp(RAYBOOT_SECCOMP_DROP, SANDBOX_DROP_PREFIX_WATCH, sizeof(SANDBOX_DROP_PREFIX_WATCH) - 1) != 0)
+    (strncmp(RAYBOOT_SECCOMP_DROP, SANDBOX_DROP_PREFIX_WATCH, sizeof(SANDBOX_DROP_PREFIX_WATCH) - 1) != 0 &&           \
+     strncmp(RAYBOOT_SECCOMP_DROP, SANDBOX_DROP_PREFIX_TLS, sizeof(SANDBOX_DROP_PREFIX_TLS) - 1) != 0)
 #endif
 
 static int add_more(scmp_filter_ctx ctx, const struct sandbox_rule *more, size_t n, struct errbuf *err)

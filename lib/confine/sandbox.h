@@ -23,6 +23,10 @@ struct sandbox_rule {
     {                                                                                                                  \
 #call, SCMP_SYS(call), 0, {{0 } }, 0                                                                           \
     }
+#define SANDBOX_ALLOW_AS(name, call)                                                                                   \
+    {                                                                                                                  \
+        name, SCMP_SYS(call), 0, {{0}}, 0                                                                              \
+    }
 #define SANDBOX_ALLOW_IF(name, call, cmp)                                                                              \
     {                                                                                                                  \
         name, SCMP_SYS(call), 1, {cmp}, 0                                                                              \

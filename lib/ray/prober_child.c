@@ -249,10 +249,12 @@ static struct raytls tls;
 
 /* With TLS the prober does what the sidecar's API reader does: mbedTLS draws randomness
  * (getrandom, deps/mbedtls_entropy.c) for every handshake, and its PSA generator compares getpid
- * with the seeding process's on every draw. */
+ * with the seeding process's on every draw. The rules' names start with "tls-", so that a knockout
+ * build drops them from here only (contract/test_ray_tls.py::test_tls_prober_rule_is_needed). */
 static int confine_for_tls(struct errbuf *err)
 {
-    const struct sandbox_rule more[] = {SANDBOX_ALLOW(getrandom), SANDBOX_ALLOW(getpid)};
+    const struct sandbox_rule more[] = {SANDBOX_ALLOW_AS("tls-getrandom", getrandom),
+                                        SANDBOX_ALLOW_AS("tls-getpid", getpid)};
     return sandbox_confine_prober_and(more, sizeof(more) / sizeof(more[0]), err);
 }
 

@@ -20,7 +20,8 @@ import pytest
 from fake_gcs import HEALTH, FakeGcs, Node
 from sidecars import SIDECAR_NODE_IP
 
-DATA = pathlib.Path(__file__).resolve().parent.parent / "unit" / "data" / "tls"
+REPO = pathlib.Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "unit" / "data" / "tls"
 CA, CA_KEY = DATA / "ca.crt", DATA / "ca.key"
 OTHER_CA, OTHER_CA_KEY = DATA / "other-ca.crt", DATA / "other-ca.key"
 TOKEN = "right-token-for-tls"
@@ -203,3 +204,17 @@ def test_tls_the_pods_key_goes_only_to_a_memory_backed_directory(run, gcs, certs
         for f in shm.iterdir():
             f.unlink()
         shm.rmdir()
+
+
+@pytest.mark.parametrize("rule", ["tls-getrandom", "tls-getpid"])
+@pytest.mark.parametrize("gcs", ["head"], indirect=True)
+def test_tls_prober_rule_is_needed(run, gcs, certs, rule):
+    """The two rules TLS adds to the prober's seccomp filter (lib/ray/prober_child.c), each proven
+    needed: a test build without it (build/knockout/RULE/rayboot, as test_seccomp_minimal.py makes
+    them) has its prober killed by SIGSYS in its first TLS call, named in rayboot's log, while the
+    release build joins (test_tls_a_proven_head_gets_the_calls_and_this_pods_certificate)."""
+    binary = REPO / "build" / "knockout" / rule / "rayboot"
+    subprocess.run(["make", "-s", str(binary.relative_to(REPO))], cwd=REPO, check=True, capture_output=True)
+    worker = run(worker_env(gcs, certs), binary=binary)
+    worker.wait_for_log("was killed by SIGSYS: it made a system call outside its seccomp allowlist", timeout=20)
+    assert "started ray" not in worker.stderr, worker.stderr
