@@ -1,10 +1,11 @@
 """Ray's TLS on the real node: k8s/volcano/ray-cluster-tls.yaml and k8s/indexed-job/ray-cluster-tls.yaml
-as shipped (with test_shipped_manifests.py's two documented changes), after the two Secrets
+as shipped (with test_shipped_manifests.py's documented change), after the two Secrets
 docs/tls.md has the user make: the token's, and the CA's (a fresh P-256 CA made here with openssl,
 argv only). Every pod's certificate is made at start by rayboot from that CA into its memory-backed
-volume; the job is tests/e2e/programs/tls_tasks.py in place of the user's: a task pinned to each of
-the three nodes (Ray's raylets and workers talk TLS across pods), a cleartext call to the GCS
-refused, a TLS one with the pod's own certificate answered. Each Job runs to its result, and
+volume; the job is tests/e2e/programs/tls_tasks.py in the manifest's example-job ConfigMap, as a
+user puts theirs: a task pinned to each of the three nodes (Ray's raylets and workers talk TLS
+across pods), a cleartext call to the GCS refused, a TLS one with the pod's own certificate
+answered. Each Job runs to its result, and
 every Ray container (and the Volcano sidecars) logged that its GCS calls went over TLS."""
 import pathlib
 import subprocess
@@ -13,13 +14,13 @@ import pytest
 
 from test_shipped_manifests import (
     AUTH_SOURCE,
-    JOB_CONFIGMAP,
     apply,
     apply_rbac_if_used,
     for_this_node,
     load,
     pod_logs,
     run_vcjob_to_end,
+    with_program,
 )
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -38,11 +39,6 @@ def ca_secret(node, restricted_namespace, tmp_path):
                  "metadata": {"name": "ray-tls-ca", "namespace": restricted_namespace},
                  "stringData": {"ca.crt": crt.read_text(), "ca.key": key.read_text()}})
     return restricted_namespace
-
-
-def tls_job_configmap(namespace):
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": JOB_CONFIGMAP, "namespace": namespace},
-            "data": {"job.py": TLS_JOB.read_text()}}
 
 
 def pod_ips(node, namespace, selector):
@@ -71,8 +67,8 @@ def assert_every_pod_spoke_tls(node, namespace, selector):
 
 def test_tls_indexed_job_runs_to_completion(node, ca_secret):
     namespace = ca_secret
-    docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster-tls.yaml")]
-    node.create(tls_job_configmap(namespace))
+    docs = with_program([for_this_node(d, namespace) for d in load("indexed-job/ray-cluster-tls.yaml")],
+                        TLS_JOB.read_text())
     apply(node, namespace, docs)
     selector = "job-name=ray-indexed-tls"
     ips = []
@@ -98,9 +94,9 @@ def test_tls_indexed_job_runs_to_completion(node, ca_secret):
 
 def test_tls_volcano_ray_cluster_runs_to_completion(node, ca_secret, volcano):
     namespace = ca_secret
-    docs = [for_this_node(d, namespace) for d in load("volcano/ray-cluster-tls.yaml")]
+    docs = with_program([for_this_node(d, namespace) for d in load("volcano/ray-cluster-tls.yaml")],
+                        TLS_JOB.read_text())
     apply_rbac_if_used(node, namespace, docs)
-    node.create(tls_job_configmap(namespace))
     apply(node, namespace, docs)
     name, final = run_vcjob_to_end(node, namespace, volcano, "ray-cluster-tls")
     ips = sorted(p["status"]["podIP"] for p in final.values() if p["status"].get("podIP"))
