@@ -33,9 +33,14 @@ def test_a_source_with_the_fix_is_found(tmp_path):
 
 
 def test_the_build_stops_on_it_before_patching():
-    """The guard runs in build_mbedtls before the patch, and fails the step with a message."""
+    """The guard runs in mbedtls_configure (which both mbedTLS builds, build_mbedtls and
+    build_mbedtls_unit, call first) before the patch, and fails the step with a message."""
     text = BUILD_SH.read_text()
-    step = text[text.index("build_mbedtls() {"):]
+    step = text[text.index("mbedtls_configure() {"):]
+    assert text.index("build_mbedtls() {") > text.index("mbedtls_configure() {")
+    for build in ("build_mbedtls() {", "build_mbedtls_unit() {"):
+        body = text[text.index(build):]
+        assert body.index("mbedtls_configure") < body.index("cmake"), build
     guard, patch = step.index('if mbedtls_has_upstream_fix "$dir"; then'), step.index('patch -d "$dir" -p1')
     assert guard < patch
     assert "return 1" in step[guard:patch] and "Mbed-TLS/mbedtls#10668" in step[guard:patch]
