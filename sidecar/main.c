@@ -201,8 +201,8 @@ static int drain_command(int argc, char **argv, const char *const *envp)
 }
 
 /* Ray's TLS and Ray's token checked at start-up, as rayboot does; the prober reads them itself
- * before it confines itself, and sends the token with every call, over TLS when it is on. The sidecar keeps the
- * token's HMAC key (never the token) to prove its drain port's answers. */
+ * before it confines itself, and sends the token with every call, over TLS when it is on. The
+ * sidecar keeps the token's HMAC key (never the token) to prove its drain port's answers. */
 static int check_auth(struct sidecar *s, struct errbuf *err)
 {
     struct rayauth auth;
