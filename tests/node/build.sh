@@ -3,9 +3,11 @@
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl
 # (k8s.io/kubernetes at K8S_VERSION), CoreDNS (COREDNS_VERSION, with only the plugins the
 # node's Corefile uses), the KubeRay operator (KUBERAY_VERSION), whose CRDs, sample RayCluster
-# and RBAC are copied from its module into build/node/kuberay, and kube-router (KUBE_ROUTER_VERSION),
-# whose firewall enforces NetworkPolicy in tests/node/test_network_policy.py. Nothing is rebuilt while the pins,
-# go.mod and go.sum are unchanged.
+# and RBAC are copied from its module into build/node/kuberay, kube-router (KUBE_ROUTER_VERSION),
+# whose firewall enforces NetworkPolicy in tests/node/test_network_policy.py, and the
+# LeaderWorkerSet (LWS_VERSION) and JobSet (JOBSET_VERSION) controllers, each with its module's
+# config/default rendered by kustomize into build/node/NAME/install.yaml (tests/node/controllers.py).
+# Nothing is rebuilt while the pins, go.mod and go.sum are unchanged.
 # Module and build caches live under build/node/go, so `make distclean` takes them too.
 #
 # Usage: tests/node/build.sh [BUILD_DIR]      (default: build/node)
@@ -34,6 +36,14 @@ grep -q "^require github.com/ray-project/kuberay/ray-operator $KUBERAY_VERSION\$
 }
 grep -q "^require github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION\$" "$here/gomod/kube-router/go.mod" || {
     say "pins.env says KUBE_ROUTER_VERSION=$KUBE_ROUTER_VERSION but tests/node/gomod/kube-router/go.mod does not require it"
+    exit 2
+}
+grep -q "^require sigs.k8s.io/lws $LWS_VERSION\$" "$here/gomod/lws/go.mod" || {
+    say "pins.env says LWS_VERSION=$LWS_VERSION but tests/node/gomod/lws/go.mod does not require it"
+    exit 2
+}
+grep -q "^require sigs.k8s.io/jobset $JOBSET_VERSION\$" "$here/gomod/jobset/go.mod" || {
+    say "pins.env says JOBSET_VERSION=$JOBSET_VERSION but tests/node/gomod/jobset/go.mod does not require it"
     exit 2
 }
 command -v go >/dev/null || { say "needs Go (the machine's toolchain)"; exit 2; }
@@ -95,3 +105,25 @@ chmod -R u+w "$out/kuberay"
 # kube-router: only its NetworkPolicy firewall runs (tests/node/netpol.py says why this one).
 build_module "$here/gomod/kube-router" kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
 [ -x "$out/bin/kube-router" ] || { say "kube-router was not built"; exit 1; }
+
+# install_config NAME MODULE: what the module's own kustomize config/default installs (CRDs, RBAC,
+# webhook configurations, the webhook certificate's Secret, its Service), rendered by the node's
+# kubectl into build/node/NAME/install.yaml; tests/node/controllers.py takes from it what a node
+# process needs.
+install_config() {
+    local name=$1 module=$2 src
+    src=$(cd "$here/gomod/$name" && go list -m -f '{{.Dir}}' "$module")
+    rm -rf "${out:?}/$name"
+    mkdir -p "$out/$name"
+    "$out/bin/kubectl" kustomize "$src/config/default" > "$out/$name/install.yaml"
+}
+
+# LeaderWorkerSet: its main package is cmd/, which `go build` would name "cmd".
+build_module "$here/gomod/lws" lws sigs.k8s.io/lws/cmd
+if [ -x "$out/bin/cmd" ]; then mv "$out/bin/cmd" "$out/bin/lws-controller"; fi
+[ -x "$out/bin/lws-controller" ] || { say "the LeaderWorkerSet controller was not built"; exit 1; }
+install_config lws sigs.k8s.io/lws
+# JobSet: the module's root package is its main, built as bin/jobset.
+build_module "$here/gomod/jobset" jobset sigs.k8s.io/jobset
+[ -x "$out/bin/jobset" ] || { say "the JobSet controller was not built"; exit 1; }
+install_config jobset sigs.k8s.io/jobset
