@@ -118,24 +118,18 @@ def install_crd(node, file):
 
 
 @pytest.fixture(scope="session")
-def lws_crd(node):
-    return install_crd(node, "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
+def lws(node):
+    """The real LeaderWorkerSet controller with its webhooks live (tests/node/controllers.py),
+    started once for the session."""
+    import controllers
+    controllers.start(node, controllers.LWS)
+    return controllers.LWS
 
 
 @pytest.fixture(scope="session")
-def jobset_crd(node):
-    return install_crd(node, "jobset.x-k8s.io_jobsets.yaml")
-
-
-@pytest.fixture
-def lws(node, lws_crd, restricted_namespace):
-    import lws as controller
-    with running(controller.Controller(node, restricted_namespace)) as c:
-        yield c
-
-
-@pytest.fixture
-def jobset(node, jobset_crd, restricted_namespace):
-    import jobset as controller
-    with running(controller.Controller(node, restricted_namespace)) as c:
-        yield c
+def jobset(node):
+    """The real JobSet controller with its webhooks live (tests/node/controllers.py), started once
+    for the session."""
+    import controllers
+    controllers.start(node, controllers.JOBSET)
+    return controllers.JOBSET

@@ -22,12 +22,10 @@ wait-gcs-ready, not in other containers; for rayVersion >= 2.53 httpGet probes o
 :52365/api/healthz where the user set none (no wget in the image needed); RAY_CLUSTER_NAMESPACE;
 the RayMultiHostIndexing gate on by default: every worker labelled
 ray.io/worker-group-replica-index (and ray.io/replica-host-index with numOfHosts > 1)."""
-import pathlib
 import time
 
-import yaml
-
 import cluster
+import controllers
 
 KUBERAY = cluster.BUILD / "kuberay"
 OPERATOR = cluster.BIN / "ray-operator"
@@ -37,51 +35,29 @@ CRDS = ("rayclusters", "rayjobs", "rayservices")
 API = "/apis/ray.io/v1"
 
 
-def _load(path):
-    return [d for d in yaml.safe_load_all(pathlib.Path(path).read_text()) if d]
-
-
 def _install_crds(kube):
-    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    for name in CRDS:
-        (crd,) = _load(KUBERAY / "crd" / f"ray.io_{name}.yaml")
-        kube.post_unless_exists(path, crd)
-
-    def established():
-        for name in CRDS:
-            got = kube.get(f"{path}/{name}.ray.io")
-            if not any(c["type"] == "Established" and c["status"] == "True"
-                       for c in got.get("status", {}).get("conditions") or []):
-                return False
-        return True
-    kube.wait("KubeRay's CRDs established", established, 60)
+    controllers.install_crds(kube, [controllers.load(KUBERAY / "crd" / f"ray.io_{name}.yaml")[0] for name in CRDS],
+                             "KubeRay")
 
 
 def _grant(kube):
     """The module's ClusterRole (config/rbac/role.yaml), bound to the operator's user."""
-    (role,) = [d for d in _load(KUBERAY / "rbac" / "role.yaml") if d["kind"] == "ClusterRole"]
+    (role,) = [d for d in controllers.load(KUBERAY / "rbac" / "role.yaml") if d["kind"] == "ClusterRole"]
     kube.grant_cluster_role(role, USER)
 
 
 def start_operator(kube):
     """Installs KubeRay's CRDs and RBAC and starts the operator on the node; returns once its
     /readyz answers. It ends with the node."""
-    pid = cluster.init_pid()
-    if pid is None:
-        raise RuntimeError("the node is not up")
     if not OPERATOR.exists() or not (KUBERAY / "ray-cluster.sample.yaml").exists():
         raise RuntimeError(f"{OPERATOR} or {KUBERAY} is missing: run `make node` (tests/node/build.sh)")
     t0 = time.monotonic()
     _install_crds(kube)
     _grant(kube)
-    cluster.spawn(pid, "kuberay-operator", [
+    controllers.spawn_until_ready(kube, "kuberay-operator", [
         OPERATOR, f"-kubeconfig={cluster.CONF / 'kuberay-operator.kubeconfig'}", "-enable-leader-election=false",
         f"-health-probe-bind-address={HEALTH}", "-metrics-addr=127.0.0.1:18080", "-use-kubernetes-proxy",
-        "-log-stdout-encoder=console"])
-
-    def ready():
-        return cluster.node_run(["curl", "-sf", "-m", "2", f"http://{HEALTH}/readyz"], check=False).returncode == 0
-    kube.wait(f"the KubeRay operator's /readyz (see {cluster.LOGS / 'kuberay-operator.log'})", ready, 120, interval=1)
+        "-log-stdout-encoder=console"], HEALTH)
     cluster.say(f"KubeRay operator ready ({time.monotonic() - t0:.1f} s)")
 
 
@@ -89,7 +65,7 @@ def sample_cluster():
     """The module's sample RayCluster, unchanged but for what the node forces (in the open, as
     test_shipped_manifests does for ours): our stand-in image of the pinned Ray, the rayVersion to
     match, CPU requests cut to what a 2-core node can schedule three times."""
-    (rc,) = _load(KUBERAY / "ray-cluster.sample.yaml")
+    (rc,) = controllers.load(KUBERAY / "ray-cluster.sample.yaml")
     image = cluster.IMAGE_NAMES["ray-stock"]
     rc["spec"]["rayVersion"] = image.rsplit(":", 1)[1]
     for spec in [rc["spec"]["headGroupSpec"]["template"]["spec"]] + \

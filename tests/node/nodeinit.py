@@ -27,7 +27,9 @@ def main():
     mount("--make-rshared", "/")
     # containerd's state, the pods' network namespace files, and etcd's data: private tmpfs, so
     # a node leaves none of them on the machine and etcd does not wait on the disk.
-    for d in (run_dir, "/run/netns", etcd_dir):
+    # JobSet's webhook certificate rotator writes to a fixed /tmp/k8s-webhook-server
+    # (tests/node/controllers.py): a private tmpfs too, so no key lands in the machine's /tmp.
+    for d in (run_dir, "/run/netns", etcd_dir, "/tmp/k8s-webhook-server"):
         os.makedirs(d, exist_ok=True)
         mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", d)
     # The node routes between its pods and its Services: forwarding, and bridged packets through
