@@ -24,6 +24,7 @@ What differs from a cluster's install, and why:
   off (nothing scrapes it).
 The certificate rotator, the webhook configurations' caBundle, the CRDs, the webhooks themselves
 and the controllers are theirs, unchanged."""
+import base64
 import dataclasses
 import functools
 import json
@@ -68,11 +69,18 @@ def install_crds(kube, crds, what):
 def spawn_until_ready(kube, name, argv, health, timeout=120):
     """Starts ARGV on the node as component NAME (its log LOGS/NAME.log) and returns once
     http://HEALTH/readyz answers; it ends with the node."""
+    _spawn(name, argv)
+    _wait_ready(kube, name, health, timeout)
+
+
+def _spawn(name, argv):
     pid = cluster.init_pid()
     if pid is None:
         raise RuntimeError("the node is not up")
     cluster.spawn(pid, name, argv)
 
+
+def _wait_ready(kube, name, health, timeout):
     def ready():
         return cluster.node_run(["curl", "-sf", "-m", "2", f"http://{health}/readyz"], check=False).returncode == 0
     kube.wait(f"{name}'s /readyz (see {cluster.LOGS / f'{name}.log'})", ready, timeout, interval=1)
@@ -87,7 +95,7 @@ class WebhookController:
     webhook_port: int      # on NODE_IP: the webhook Service's EndpointSlice names it
     health: str            # its /readyz, on the node's loopback
     probe: dict            # an object its webhooks admit: created with dryRun=All to see them answer
-    cert_dir: str = ""     # where its rotator writes the certificate, when it can be told
+    cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"  # where it reads its certificate
 
     @property
     def docs(self):
@@ -152,9 +160,7 @@ def endpoint_slice(ctl, port_name, port):
 
 
 def _config_file(ctl):
-    webhook = {"port": ctl.webhook_port, "host": cluster.NODE_IP}
-    if ctl.cert_dir:
-        webhook["certDir"] = ctl.cert_dir
+    webhook = {"port": ctl.webhook_port, "host": cluster.NODE_IP, "certDir": ctl.cert_dir}
     path = cluster.CONF / f"{ctl.name}-config.yaml"
     path.write_text(json.dumps({
         "apiVersion": ctl.config_api, "kind": "Configuration",
@@ -163,6 +169,24 @@ def _config_file(ctl):
         "webhook": webhook, "metrics": {"bindAddress": "0"},
         "health": {"healthProbeBindAddress": ctl.health}}, indent=1) + "\n")
     return path
+
+
+def _mount_certificate(kube, ctl, timeout):
+    """What the kubelet does for the controller's Deployment, which mounts the certificate's Secret
+    at its certificate directory: once the rotator has filled the Secret, its files written there
+    (in the node's mount namespace, through its init's /proc/PID/root). The rotator waits for
+    them before it calls its certificates ready."""
+    ns = ctl.namespace
+    (secret,) = ctl.of_kind("Secret")
+    path = f"/api/v1/namespaces/{ns}/secrets/{secret['metadata']['name']}"
+    data = kube.wait(f"{ctl.name}'s rotator filling Secret {ns}/{secret['metadata']['name']}",
+                     lambda: (kube.get(path).get("data") or {}).get("tls.key") and kube.get(path)["data"], timeout)
+    directory = pathlib.Path(f"/proc/{cluster.init_pid()}/root{ctl.cert_dir}")
+    directory.mkdir(parents=True, exist_ok=True)
+    for key, value in data.items():
+        if key != "ca.key":  # the Deployment mounts the Secret whole; the CA's key has no use here
+            (directory / key).write_bytes(base64.b64decode(value))
+            (directory / key).chmod(0o600)
 
 
 def webhook_answers(kube, ctl):
@@ -192,11 +216,16 @@ def start(kube, ctl, timeout=180):
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         for hook in ctl.of_kind(kind):
             kube.post_unless_exists(f"/apis/admissionregistration.k8s.io/v1/{kind.lower()}s", hook)
-    spawn_until_ready(kube, ctl.name, [
-        cluster.BIN / ctl.program, f"--kubeconfig={cluster.CONF / f'{ctl.user}.kubeconfig'}",
-        f"--config={_config_file(ctl)}", "--leader-elect=false"], ctl.health, timeout)
-    kube.wait(f"{ctl.name}'s webhooks answering the API server (see {cluster.LOGS / f'{ctl.name}.log'})",
-              lambda: webhook_answers(kube, ctl), timeout, interval=1)
+    _spawn(ctl.name, [cluster.BIN / ctl.program, f"--kubeconfig={cluster.CONF / f'{ctl.user}.kubeconfig'}",
+                      f"--config={_config_file(ctl)}", "--leader-elect=false"])
+    _mount_certificate(kube, ctl, timeout)
+    _wait_ready(kube, ctl.name, ctl.health, timeout)
+    try:
+        kube.wait(f"{ctl.name}'s webhooks answering the API server", lambda: kube.post(ctl.probe_path(), ctl.probe),
+                  timeout, interval=1)
+    except TimeoutError as e:
+        log = (cluster.LOGS / f"{ctl.name}.log").read_text(errors="replace").splitlines()
+        raise RuntimeError(f"{e}\n{ctl.name}.log ends:\n" + "\n".join(log[-40:])) from None
     cluster.say(f"{ctl.name} controller and webhooks ready ({time.monotonic() - t0:.1f} s)")
 
 
@@ -209,8 +238,8 @@ LWS = WebhookController(
            "metadata": {"name": "webhook-check"},
            "spec": {"leaderWorkerTemplate": {"size": 1, "workerTemplate": {"spec": _POD}}}})
 
-# JobSet writes its certificate to a fixed /tmp/k8s-webhook-server/serving-certs: the node mounts a
-# private tmpfs there (nodeinit.py).
+# JobSet's rotator waits for its certificate in a fixed /tmp/k8s-webhook-server/serving-certs: the
+# node mounts a private tmpfs at /tmp/k8s-webhook-server (nodeinit.py).
 JOBSET = WebhookController(
     name="jobset", program="jobset", user="jobset-controller", config_api="config.jobset.x-k8s.io/v1alpha1",
     webhook_port=19444, health="127.0.0.1:18282",

@@ -55,11 +55,12 @@ def create_all(node, namespace, relative, program=None, change=None):
 
 
 def refused(node, namespace, doc):
-    """The API server refuses doc (HTTP 422, the CRD's schema): the CRD is there and biting."""
+    """The API server refuses doc: HTTP 422 (the CRD's schema), or 400 when the controller's
+    mutating webhook, called first, cannot read it."""
     try:
         node.create(doc, namespace)
     except ApiError as e:
-        return e.code == 422
+        return e.code in (400, 422)
     return False
 
 
