@@ -6,7 +6,8 @@
 # and RBAC are copied from its module into build/node/kuberay, kube-router (KUBE_ROUTER_VERSION),
 # whose firewall enforces NetworkPolicy in tests/node/test_network_policy.py, and the
 # LeaderWorkerSet (LWS_VERSION) and JobSet (JOBSET_VERSION) controllers, each with its module's
-# config/default rendered by kustomize into build/node/NAME/install.yaml (tests/node/controllers.py).
+# config/default rendered by kustomize into build/node/NAME/install.yaml (tests/node/controllers.py),
+# and Kueue (KUEUE_VERSION) the same way.
 # Nothing is rebuilt while the pins, go.mod and go.sum are unchanged.
 # Module and build caches live under build/node/go, so `make distclean` takes them too.
 #
@@ -44,6 +45,10 @@ grep -q "^require sigs.k8s.io/lws $LWS_VERSION\$" "$here/gomod/lws/go.mod" || {
 }
 grep -q "^require sigs.k8s.io/jobset $JOBSET_VERSION\$" "$here/gomod/jobset/go.mod" || {
     say "pins.env says JOBSET_VERSION=$JOBSET_VERSION but tests/node/gomod/jobset/go.mod does not require it"
+    exit 2
+}
+grep -q "^require sigs.k8s.io/kueue $KUEUE_VERSION\$" "$here/gomod/kueue/go.mod" || {
+    say "pins.env says KUEUE_VERSION=$KUEUE_VERSION but tests/node/gomod/kueue/go.mod does not require it"
     exit 2
 }
 command -v go >/dev/null || { say "needs Go (the machine's toolchain)"; exit 2; }
@@ -127,3 +132,7 @@ install_config lws sigs.k8s.io/lws
 build_module "$here/gomod/jobset" jobset sigs.k8s.io/jobset
 [ -x "$out/bin/jobset" ] || { say "the JobSet controller was not built"; exit 1; }
 install_config jobset sigs.k8s.io/jobset
+# Kueue: its main package is cmd/kueue, built as bin/kueue.
+build_module "$here/gomod/kueue" kueue sigs.k8s.io/kueue/cmd/kueue
+[ -x "$out/bin/kueue" ] || { say "the Kueue controller was not built"; exit 1; }
+install_config kueue sigs.k8s.io/kueue
