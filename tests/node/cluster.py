@@ -144,6 +144,7 @@ def make_pki():
     _cert("kube-router", "/CN=kube-router", ["clientAuth"])
     _cert("lws-controller", "/CN=lws-controller", ["clientAuth"])
     _cert("jobset-controller", "/CN=jobset-controller", ["clientAuth"])
+    _cert("kueue-controller", "/CN=kueue-controller", ["clientAuth"])
 
 
 def _kubeconfig(path, cert):
@@ -175,7 +176,8 @@ def write_base_spec():
 def write_configs():
     CONF.mkdir(parents=True, exist_ok=True)
     for name in ("admin", "controller-manager", "scheduler", "kubelet-client", "kube-proxy", "coredns",
-                 "kuberay-operator", "kube-router", "lws-controller", "jobset-controller"):
+                 "kuberay-operator", "kube-router", "lws-controller", "jobset-controller",
+                 "kueue-controller"):
         _kubeconfig(CONF / f"{name}.kubeconfig", name)
 
     (CONF / "cni").mkdir(exist_ok=True)

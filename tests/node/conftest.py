@@ -133,3 +133,13 @@ def jobset(node):
     import controllers
     controllers.start(node, controllers.JOBSET)
     return controllers.JOBSET
+
+
+@pytest.fixture(scope="session")
+def kueue(node, lws, jobset):
+    """The real Kueue controller with its webhooks (admission and CRD conversion) live
+    (tests/node/controllers.py), started once for the session after the LeaderWorkerSet and JobSet
+    controllers, whose CRDs its integrations need."""
+    import controllers
+    controllers.start(node, controllers.KUEUE)
+    return controllers.KUEUE

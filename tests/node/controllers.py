@@ -96,6 +96,8 @@ class WebhookController:
     health: str            # its /readyz, on the node's loopback
     probe: dict            # an object its webhooks admit: created with dryRun=All to see them answer
     cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"  # where it reads its certificate
+    config: dict = dataclasses.field(default_factory=dict)  # more of its Configuration
+    args: tuple = ("--leader-elect=false",)                 # flags besides --kubeconfig, --config
 
     @property
     def docs(self):
@@ -162,12 +164,12 @@ def endpoint_slice(ctl, port_name, port):
 def _config_file(ctl):
     webhook = {"port": ctl.webhook_port, "host": cluster.NODE_IP, "certDir": ctl.cert_dir}
     path = cluster.CONF / f"{ctl.name}-config.yaml"
-    path.write_text(json.dumps({
+    path.write_text(json.dumps(dict({
         "apiVersion": ctl.config_api, "kind": "Configuration",
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": True},
         "webhook": webhook, "metrics": {"bindAddress": "0"},
-        "health": {"healthProbeBindAddress": ctl.health}}, indent=1) + "\n")
+        "health": {"healthProbeBindAddress": ctl.health}}, **ctl.config), indent=1) + "\n")
     return path
 
 
@@ -217,7 +219,7 @@ def start(kube, ctl, timeout=180):
         for hook in ctl.of_kind(kind):
             kube.post_unless_exists(f"/apis/admissionregistration.k8s.io/v1/{kind.lower()}s", hook)
     _spawn(ctl.name, [cluster.BIN / ctl.program, f"--kubeconfig={cluster.CONF / f'{ctl.user}.kubeconfig'}",
-                      f"--config={_config_file(ctl)}", "--leader-elect=false"])
+                      f"--config={_config_file(ctl)}", *ctl.args])
     _mount_certificate(kube, ctl, timeout)
     _wait_ready(kube, ctl.name, ctl.health, timeout)
     try:
@@ -246,3 +248,19 @@ JOBSET = WebhookController(
     probe={"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "webhook-check"},
            "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": {
                "spec": dict(_POD, restartPolicy="Never")}}}}]}})
+
+# Kueue: its namespace and certificate directory its own (JobSet's is the fixed default it shares),
+# the integrations rayboot's platforms need (LeaderWorkerSet's works through its pods), and no
+# visibility server: its failure to serve would end the process, and nothing here asks it.
+# Kueue has no --leader-elect flag: its Configuration turns election off. Start it after the
+# LeaderWorkerSet and JobSet controllers: it sets an integration up only if its CRDs are there.
+KUEUE = WebhookController(
+    name="kueue", program="kueue", user="kueue-controller", config_api="config.kueue.x-k8s.io/v1beta2",
+    webhook_port=19445, health="127.0.0.1:18382", cert_dir=str(cluster.RUN / "kueue-webhook-certs"),
+    config={"namespace": "kueue-system", "manageJobsWithoutQueueName": False,
+            "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "pod",
+                                            "leaderworkerset.x-k8s.io/leaderworkerset"]}},
+    args=("--feature-gates=VisibilityOnDemand=false",),
+    probe={"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "webhook-check",
+                                                             "labels": {"kueue.x-k8s.io/queue-name": "webhook-check"}},
+           "spec": {"template": {"spec": dict(_POD, restartPolicy="Never")}}})

@@ -43,6 +43,11 @@ _RESOURCES = {
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"):
         ("/apis/apiextensions.k8s.io/v1", "customresourcedefinitions", False),
     ("batch.volcano.sh/v1alpha1", "Job"): ("/apis/batch.volcano.sh/v1alpha1", "jobs", True),
+    ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): ("/apis/kueue.x-k8s.io/v1beta2", "resourceflavors", False),
+    ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): ("/apis/kueue.x-k8s.io/v1beta2", "clusterqueues", False),
+    ("kueue.x-k8s.io/v1beta2", "LocalQueue"): ("/apis/kueue.x-k8s.io/v1beta2", "localqueues", True),
+    ("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"):
+        ("/apis/kueue.x-k8s.io/v1beta2", "workloadpriorityclasses", False),
 }
 
 
