@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -74,13 +75,16 @@ REFUSED_ENV = {
     "RAYBOOT_RUNTIME_ENV": SUBMITTER_READS,
     "RAYBOOT_RUNTIME_ENV_FILE": SUBMITTER_READS,  # no file has that name (one that has: below)
     "RAYBOOT_SUBMISSION_ID": SUBMITTER_READS,
+    "RAYBOOT_TLS_CA_KEY": ("tls",),  # read only with RAY_USE_TLS=1
+    "RAYBOOT_TLS_CERT_HOURS": ("tls",),
+    "RAYBOOT_TLS_DIR": ("tls",),
 }
 # Values that arrive literally (tests below), and values that are only compared or counted.
 LITERAL_ENV = {"RAYBOOT_RAY", "RAYBOOT_RAY_START_ARGS", "RAYBOOT_ROOT", "RAYBOOT_TERMINATION_LOG",
                "RAYBOOT_RUNTIME_ENV", "RAYBOOT_RUNTIME_ENV_FILE"}
 INERT_ENV = {"RAYBOOT_DEBUG", "RAYBOOT_PROBER_SELFTEST"}
 # Not environment variables: build-time macros (the version, the seccomp test builds' knobs).
-BUILD_MACROS = {"RAYBOOT_VERSION", "RAYBOOT_SECCOMP_DROP", "RAYBOOT_SECCOMP_TEST_BRK_FAILS"}
+BUILD_MACROS = {"RAYBOOT_VERSION", "RAYBOOT_MUSL_VERSION", "RAYBOOT_SECCOMP_DROP", "RAYBOOT_SECCOMP_TEST_BRK_FAILS"}
 
 # Flags: program -> flag -> how its value is treated.
 FLAGS = {
@@ -124,6 +128,18 @@ def pod(tmp_path):
             "RAYBOOT_WAIT_TIMEOUT": "1", "RAYBOOT_SIDECAR_PORT": "0", "RAYBOOT_SIDECAR_DRAIN_PORT": "0"}
 
 
+def tls_settings(tmp_path):
+    """A CA made by openssl and a memory-backed directory: what the "tls" way of running needs to
+    get as far as the variable under test."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "1", "-keyout", tmp_path / "ca.key", "-out", tmp_path / "ca.crt", "-subj", "/CN=ca",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"],
+                   check=True, capture_output=True, timeout=30)
+    shm = pathlib.Path(tempfile.mkdtemp(prefix="rb-noshell-", dir="/dev/shm"))
+    return {"RAY_TLS_CA_CERT": str(tmp_path / "ca.crt"), "RAYBOOT_TLS_CA_KEY": str(tmp_path / "ca.key"),
+            "RAYBOOT_TLS_DIR": str(shm)}
+
+
 def way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path):
     """(argv, env) for one way of running that reads the variable under test."""
     head = dict(pod, RAYBOOT_ROLE="head")
@@ -136,6 +152,8 @@ def way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path):
         return [sidecar_bin, "drain"], pod
     if mode == "run":
         return [rayboot_bin], worker
+    if mode == "tls":  # a worker with Ray's TLS, every TLS setting valid but the one under test
+        return [rayboot_bin], dict(worker, RAY_USE_TLS="1", **tls_settings(tmp_path))
     if mode == "submit":
         return ([rayboot_bin, "submit", "--", "python", "job.py"],
                 dict(pod, RAYBOOT_DASHBOARD_ADDRESS="http://127.0.0.1:1"))
@@ -155,7 +173,11 @@ def way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path):
 @pytest.mark.parametrize("name,mode", [(n, m) for n, modes in sorted(REFUSED_ENV.items()) for m in modes])
 def test_refused_value_exits_2_naming_the_variable(rayboot_bin, sidecar_bin, pod, cwd, tmp_path, name, mode):
     argv, env = way_of_running(mode, pod, rayboot_bin, sidecar_bin, tmp_path)
-    code, _, err = run(argv, dict(env, **{name: PAYLOAD}), cwd)
+    try:
+        code, _, err = run(argv, dict(env, **{name: PAYLOAD}), cwd)
+    finally:
+        if mode == "tls":
+            shutil.rmtree(env["RAYBOOT_TLS_DIR"], ignore_errors=True)
     assert code == 2 and f"{name}" in err, (code, err)
 
 
