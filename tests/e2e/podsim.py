@@ -164,6 +164,9 @@ class Cluster:
 
     def _write_dns(self):
         lines = [f"{p.ip}\t{p.fqdn}\n" for p in self.pods if (p.ready or p.job.publish_not_ready) and p.running()]
+        # A manifest's own headless Services that publish not-ready addresses (Job.add_service).
+        lines += [f"{p.ip}\t{name}.{p.job.namespace}.svc.{DOMAIN}\n" for p in self.pods if p.running()
+                  for name, task in getattr(p.job, "services", {}).items() if task == p.task]
         tmp = self.dns_hosts.with_suffix(".tmp")
         tmp.write_text("".join(lines))
         os.rename(tmp, self.dns_hosts)
@@ -296,6 +299,12 @@ class Job:
 
     def pod(self, task: str, index: int = 0) -> "Pod":
         return self.pods[f"{self.name}-{task}-{index}"]
+
+    def add_service(self, name: str, task: str):
+        """A headless Service of the manifest's own, next to the job (publishNotReadyAddresses:
+        true, selecting one task's pods): its name resolves to them as soon as they run, e.g.
+        k8s/volcano/ray-cluster.yaml's `<job>-head`."""
+        self.services = dict(getattr(self, "services", {}), **{name: task})
 
     def pod_files(self, pod: "Pod", etc: pathlib.Path):
         """Files the job's controller puts under the pod's /etc besides the kubelet's (none here)."""

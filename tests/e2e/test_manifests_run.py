@@ -24,6 +24,15 @@ def load(relative, kind="Job"):
     return doc
 
 
+def add_head_services(job, relative):
+    """The file's own headless Services that publish a Volcano task's pods before they are Ready
+    (k8s/volcano/ray-cluster.yaml's `<job>-head`, which its workers' RAYBOOT_HEAD_ADDRESS names),
+    given to the simulated job as they are."""
+    for svc in yaml.safe_load_all((REPO / "k8s" / relative).read_text()):
+        if svc and svc["kind"] == "Service" and svc["spec"].get("publishNotReadyAddresses"):
+            job.add_service(svc["metadata"]["name"], svc["spec"]["selector"]["volcano.sh/task-spec"])
+
+
 def token_from_env(pod_specs):
     """The token's file (RAY_AUTH_TOKEN_PATH, a Secret volume here unmounted) becomes the token
     itself (RAY_AUTH_TOKEN), in every container that reads it, sidecars included."""
@@ -59,6 +68,7 @@ def test_seed_manifest_with_sidecars(cluster):
     # The job looks at every pod's /readyz from inside it before it ends (squares_readyz.py).
     adapt((t["template"]["spec"] for t in manifest["spec"]["tasks"]), program="squares_readyz.py")
     job = cluster.job(manifest)
+    add_head_services(job, "volcano/ray-cluster.yaml")
     job.start()
     head = job.pod("head")
     assert head.wait(240) == 0, logs(job)
