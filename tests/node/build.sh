@@ -23,34 +23,21 @@ out=$(cd "$out" && pwd)
 say() { printf 'node-build: %s\n' "$*" >&2; }
 
 # The pins must be the versions the module files build: one place to read them, checked here.
-grep -q "^require k8s.io/kubernetes $K8S_VERSION\$" "$here/gomod/kubernetes/go.mod" || {
-    say "pins.env says K8S_VERSION=$K8S_VERSION but tests/node/gomod/kubernetes/go.mod does not require it"
-    exit 2
+# check_pin VARIABLE DIR MODULE: tests/node/gomod/DIR/go.mod requires MODULE at $VARIABLE.
+check_pin() {
+    local version=${!1}
+    grep -q "^require $3 $version\$" "$here/gomod/$2/go.mod" || {
+        say "pins.env says $1=$version but tests/node/gomod/$2/go.mod does not require it"
+        exit 2
+    }
 }
-grep -q "^require github.com/coredns/coredns $COREDNS_VERSION\$" "$here/gomod/coredns/go.mod" || {
-    say "pins.env says COREDNS_VERSION=$COREDNS_VERSION but tests/node/gomod/coredns/go.mod does not require it"
-    exit 2
-}
-grep -q "^require github.com/ray-project/kuberay/ray-operator $KUBERAY_VERSION\$" "$here/gomod/kuberay/go.mod" || {
-    say "pins.env says KUBERAY_VERSION=$KUBERAY_VERSION but tests/node/gomod/kuberay/go.mod does not require it"
-    exit 2
-}
-grep -q "^require github.com/cloudnativelabs/kube-router/v2 $KUBE_ROUTER_VERSION\$" "$here/gomod/kube-router/go.mod" || {
-    say "pins.env says KUBE_ROUTER_VERSION=$KUBE_ROUTER_VERSION but tests/node/gomod/kube-router/go.mod does not require it"
-    exit 2
-}
-grep -q "^require sigs.k8s.io/lws $LWS_VERSION\$" "$here/gomod/lws/go.mod" || {
-    say "pins.env says LWS_VERSION=$LWS_VERSION but tests/node/gomod/lws/go.mod does not require it"
-    exit 2
-}
-grep -q "^require sigs.k8s.io/jobset $JOBSET_VERSION\$" "$here/gomod/jobset/go.mod" || {
-    say "pins.env says JOBSET_VERSION=$JOBSET_VERSION but tests/node/gomod/jobset/go.mod does not require it"
-    exit 2
-}
-grep -q "^require sigs.k8s.io/kueue $KUEUE_VERSION\$" "$here/gomod/kueue/go.mod" || {
-    say "pins.env says KUEUE_VERSION=$KUEUE_VERSION but tests/node/gomod/kueue/go.mod does not require it"
-    exit 2
-}
+check_pin K8S_VERSION kubernetes k8s.io/kubernetes
+check_pin COREDNS_VERSION coredns github.com/coredns/coredns
+check_pin KUBERAY_VERSION kuberay github.com/ray-project/kuberay/ray-operator
+check_pin KUBE_ROUTER_VERSION kube-router github.com/cloudnativelabs/kube-router/v2
+check_pin LWS_VERSION lws sigs.k8s.io/lws
+check_pin JOBSET_VERSION jobset sigs.k8s.io/jobset
+check_pin KUEUE_VERSION kueue sigs.k8s.io/kueue
 command -v go >/dev/null || { say "needs Go (the machine's toolchain)"; exit 2; }
 
 export GOMODCACHE=$out/go/mod GOCACHE=$out/go/cache GOFLAGS=-modcacherw GOTOOLCHAIN=local CGO_ENABLED=0
