@@ -7,6 +7,7 @@ scripts/k8s-node.sh env), and reuses a node that is already up."""
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import uuid
 
@@ -145,3 +146,18 @@ def kueue(node, lws, jobset):
         pytest.skip("Kueue is built only with RAYBOOT_NODE_KUEUE=1 (docs/testing.md): not part of make test yet")
     controllers.start(node, controllers.KUEUE)
     return controllers.KUEUE
+
+
+@pytest.fixture
+def ca_secret(node, restricted_namespace, tmp_path):
+    """The CA's Secret, made as docs/tls.md says, for the `-tls` manifests (test_tls_on_node.py,
+    test_network_policy.py)."""
+    key, crt = tmp_path / "ca.key", tmp_path / "ca.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "2", "-keyout", key, "-out", crt, "-subj", "/CN=ray-tls-ca",
+                    "-addext", "basicConstraints=critical,CA:TRUE",
+                    "-addext", "keyUsage=critical,keyCertSign,cRLSign"], check=True, capture_output=True)
+    node.create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                 "metadata": {"name": "ray-tls-ca", "namespace": restricted_namespace},
+                 "stringData": {"ca.crt": crt.read_text(), "ca.key": key.read_text()}})
+    return restricted_namespace

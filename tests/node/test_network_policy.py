@@ -29,6 +29,7 @@ from test_shipped_manifests import (
     for_this_node,
     load,
     pod_logs,
+    ships_program,
     with_program,
 )
 
@@ -41,11 +42,13 @@ HEAD_PORTS = {6379, 8265, 10001}
 SHIPPED = {
     "indexed-job/ray-cluster.yaml": None,
     "indexed-job/ray-cluster-gcs-ft.yaml": None,
+    "indexed-job/ray-cluster-tls.yaml": None,
     "jobset/ray-cluster.yaml": "jobset",
     "lws/ray-cluster.yaml": "lws",
     "kuberay/ray-cluster.yaml": "kuberay",
     "volcano/ray-cluster.yaml": "volcano",
     "volcano/ray-cluster-gcs-ft.yaml": "volcano",
+    "volcano/ray-cluster-tls.yaml": "volcano",
     "volcano/ray-plugin-compatible.yaml": "volcano",
     "volcano/ray-submitter.yaml": "volcano",
     "volcano/sidecar-only.yaml": "volcano",
@@ -196,6 +199,8 @@ def test_a_stranger_is_refused_the_jobs_ports_and_its_own_pods_are_not(
     ns = restricted_namespace
     if SHIPPED[manifest]:
         request.getfixturevalue(SHIPPED[manifest])
+    if "-tls" in manifest:
+        request.getfixturevalue("ca_secret")  # the CA's Secret in this namespace (docs/tls.md)
     try:
         attack(node, ns, enforcer, outsider, manifest)
     finally:
@@ -212,7 +217,8 @@ def attack(node, ns, enforcer, outsider, manifest):
         (redis,) = node.pods(ns, f"{REDIS_LABEL[0]}={REDIS_LABEL[1]}")
     docs = [for_this_node(d, ns) for d in load(manifest)]
     apply_rbac_if_used(node, ns, docs)
-    apply(node, ns, with_program(docs, HOLD))
+    # Where the manifest runs no program of its own (sidecar-only, KubeRay) its cluster stays up.
+    apply(node, ns, with_program(docs, HOLD) if ships_program(docs) else docs)
     pods = job_pods_ready(node, ns, expected_pods(docs))
     names = [p["metadata"]["name"] for p in pods]
     node.wait("kube-router's firewall on every job pod", lambda: all(enforcer.pod_enforced(ns, n) for n in names),

@@ -70,6 +70,12 @@ def example_program():
     return cm["data"]["job.py"]
 
 
+def ships_program(docs):
+    """Whether DOCS ship the example program (the manifests whose pods run /home/ray/job.py; the
+    sidecar-only and KubeRay ones leave the job to the user, who submits it)."""
+    return any(d["kind"] == "ConfigMap" and d["metadata"]["name"] == EXAMPLE_CONFIGMAP for d in docs)
+
+
 def with_program(docs, text):
     """DOCS with the shipped example program replaced by TEXT (a test's own job), as a user puts
     theirs in the ConfigMap."""
@@ -380,8 +386,10 @@ def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, rest
                  "spec": {"restartPolicy": "Never", "securityContext": RESTRICTED_POD,
                           "containers": [{"name": "submit", "image": cluster.IMAGE_NAMES["rayboot"],
                                           "imagePullPolicy": "Never", "securityContext": RESTRICTED_CONTAINER,
+                                          # The manifest ships no program: the user's job is
+                                          # its own, here the seed program given inline.
                                           "command": ["/rayboot", "submit", "--address", f"http://{name}-head-svc:8265",
-                                                      "--", "python", "/home/ray/job.py"],
+                                                      "--", "python", "-c", SEED_PROGRAM.read_text()],
                                           "env": AUTH_ENV}]}}, namespace)
     sub = node.wait_pod_phase(namespace, "submit", {"Succeeded", "Failed"}, 240)
     log = node.log(namespace, "submit")

@@ -8,9 +8,6 @@ across pods), a cleartext call to the GCS refused, a TLS one with the pod's own 
 answered. Each Job runs to its result, and
 every Ray container (and the Volcano sidecars) logged that its GCS calls went over TLS."""
 import pathlib
-import subprocess
-
-import pytest
 
 from test_shipped_manifests import (
     AUTH_SOURCE,
@@ -25,20 +22,6 @@ from test_shipped_manifests import (
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TLS_JOB = REPO / "tests" / "e2e" / "programs" / "tls_tasks.py"
-
-
-@pytest.fixture
-def ca_secret(node, restricted_namespace, tmp_path):
-    """The CA's Secret, made as docs/tls.md says."""
-    key, crt = tmp_path / "ca.key", tmp_path / "ca.crt"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-days", "2", "-keyout", key, "-out", crt, "-subj", "/CN=ray-tls-ca",
-                    "-addext", "basicConstraints=critical,CA:TRUE",
-                    "-addext", "keyUsage=critical,keyCertSign,cRLSign"], check=True, capture_output=True)
-    node.create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                 "metadata": {"name": "ray-tls-ca", "namespace": restricted_namespace},
-                 "stringData": {"ca.crt": crt.read_text(), "ca.key": key.read_text()}})
-    return restricted_namespace
 
 
 def pod_ips(node, namespace, selector):
