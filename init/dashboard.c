@@ -54,6 +54,10 @@ int dashboard_base_parse(const char *base_url, const char *what, char base[DASHB
                           what, base_url);
     if (url_refused(base_url, &why) < 0)
         return errbuf_set(err, "%s=%.200s: %s (expected http://HOST:PORT, e.g. http://head:8265)", what, base_url, why);
+    /* libcurl reads http:///head as http://head; the URL as written has no host, and is refused. */
+    if (base_url[7] == '/')
+        return errbuf_set(err, "%s=%.200s: no host after http:// (expected http://HOST:PORT, e.g. http://head:8265)",
+                          what, base_url);
     if (strpbrk(base_url + 7, "?#@")) /* even an empty query or fragment: the paths are appended */
         return errbuf_set(err, "%s=%.200s: expected http://HOST:PORT, without query, fragment or user", what, base_url);
     memcpy(base, base_url, len + 1);

@@ -223,6 +223,7 @@ def test_dashboard_never_up_exits_75(submit, closed_port):
     ("http://", {}, (), "--address=http://"),
     ("http://head:99999", {}, (), "--address=http://head:99999"),  # no such port: libcurl's URL API says so
     ("http://head:8265x", {}, (), "--address=http://head:8265x"),
+    ("http:///head:8265", {}, (), "--address=http:///head:8265"),  # libcurl would read the host from the path
     ("http://head:-1", {}, (), "--address=http://head:-1"),
     ("http://he ad:8265", {}, (), "--address=http://he ad:8265"),
     ("http://head:8265/#x", {}, (), "--address=http://head:8265/#x"),
