@@ -112,7 +112,7 @@ fi
 if [ -n "${RAYBOOT_IMAGE_BINARIES:-}" ]; then
     bins=$(cd "$RAYBOOT_IMAGE_BINARIES" && pwd)
     for b in rayboot rayboot-sidecar; do
-        file -b "$bins/$b" | grep -q 'statically linked' ||
+        file -b "$bins/$b" | grep -Eq 'statically linked|static-pie linked' ||
             { say "RAYBOOT_IMAGE_BINARIES: $bins/$b is not a static binary"; exit 1; }
     done
     rayboot_key=prebuilt-$(key_of "$bins/rayboot" "$bins/rayboot-sidecar")
