@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)gcs_decode_health(data, size, &err);
     if (gcs_decode_node_counts(data, size, &counts, &err) == 0 &&
         (counts.alive < 0 || counts.alive_workers < 0 || counts.alive_workers > counts.alive ||
-         (size_t)counts.alive > size))
+         counts.draining_workers < 0 || counts.draining_workers > counts.alive_workers || (size_t)counts.alive > size))
         __builtin_trap();
     (void)gcs_decode_find_node(data, size, "10.0.0.1", node_id, &found, &err);
     (void)gcs_decode_find_node(data, size, "", node_id, &found, &err);

@@ -47,6 +47,16 @@
 #define HEAD_LINGER_MS 8000
 #define HEAD_LINGER_POLL_MS 250
 #define FINISHED_KEY "finished"
+/* A whole cluster deleted at once (Kueue's preemption suspends the Job, a JobSet or an LWS group is
+ * deleted): the workers drain through the head's GCS at the moment the head is told to stop. The
+ * head keeps its GCS up while a worker's drain is under way, and for this long after its SIGTERM
+ * (or after the last drain it saw begin or end) for drains still to come: the skew between the
+ * pods' SIGTERMs. A head deleted alone sees none and stops after it. */
+#define HEAD_DRAIN_SETTLE_MS 600
+#define HEAD_DRAIN_POLL_MS 50
+/* After the last worker left, each draining worker's next look (DRAIN_POLL_MS) must still find the
+ * GCS, to see its node gone. */
+#define HEAD_DRAIN_SEEN_MS (DRAIN_POLL_MS + 150)
 /* Ray's cleanup starts Python and imports ray (a few seconds), then deletes the keys. */
 #define STORE_CLEAN_TIMEOUT_MS 30000
 
@@ -97,15 +107,55 @@ static const char *command_fate(const struct pod *pod)
     return pod->cmd_pid > 0 ? "the command was stopped before it finished; " : "the command never ran; ";
 }
 
+/* The head, told to stop, keeps its GCS up (bounded by UNTIL) while its workers drain through it:
+ * as long as one reports DRAINING, and HEAD_DRAIN_SETTLE_MS past SIGTERM or the last change seen
+ * while any is ALIVE. Without this a whole cluster deleted at once lost its GCS before the workers'
+ * drains were through (seen under Kueue's preemption): they ended "stopped without a drain". */
+static void wait_workers_drains(struct pod *pod, long started, long until)
+{
+    struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
+    struct prober_reply nodes;
+    long settle_end = started + HEAD_DRAIN_SETTLE_MS, now, last_alive = -1, first_alive = -1;
+    bool seen = false;
+    while (pod->ray_pid > 0 && (now = monotime_ms()) < until) {
+        if (pod_ask(pod, prober_req_nodes(pod->gcs_addr, pod->plan.head_port, until - now), &nodes) != PROBER_OK)
+            return; /* no GCS to keep up */
+        if (first_alive < 0)
+            first_alive = nodes.alive_workers;
+        if (nodes.draining_workers > 0 || (last_alive >= 0 && nodes.alive_workers != last_alive)) {
+            seen = true;
+            settle_end = monotime_ms() + HEAD_DRAIN_SETTLE_MS;
+        }
+        last_alive = nodes.alive_workers;
+        if (nodes.draining_workers == 0 && (nodes.alive_workers == 0 || monotime_ms() >= settle_end))
+            break;
+        wait_sleep(HEAD_DRAIN_POLL_MS, &wake);
+    }
+    /* None ALIVE at the first look: they may all have drained in the instant before it. */
+    if (seen)
+        log_info("the workers' drains are through (%ld of %ld workers left, %ld still ALIVE) %.2f s after SIGTERM; "
+                 "keeping the GCS up %.2f s more for their last looks",
+                 first_alive - last_alive, first_alive, last_alive, (double)(monotime_ms() - started) / 1000.0,
+                 (double)HEAD_DRAIN_SEEN_MS / 1000.0);
+    else if (first_alive == 0)
+        log_info("no worker is ALIVE: keeping the GCS up %.2f s for any that has just drained to see its node gone",
+                 (double)HEAD_DRAIN_SEEN_MS / 1000.0);
+    else
+        return;
+    if (until - monotime_ms() > HEAD_DRAIN_SEEN_MS)
+        wait_sleep(HEAD_DRAIN_SEEN_MS, &wake);
+}
+
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. The head does
- * not wait: the cluster's GCS ends with its pod, so nothing can leave its node for another while
- * the head waits, and every second it lingers is a second before its controller re-creates it
- * (Volcano's RestartTask and the Job controller wait for the old pod). */
+ * not wait for its own node: the cluster's GCS ends with its pod, so nothing can leave its node
+ * for another, and every second it lingers is a second before its controller re-creates it
+ * (Volcano's RestartTask and the Job controller wait for the old pod); it waits only for workers
+ * draining at the same time (wait_workers_drains). */
 static void shut_down(struct pod *pod)
 {
     long started = monotime_ms();
     long budget = pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
-    const char *fate = command_fate(pod);
+    const char *fate = command_fate(pod), *how = NULL;
     struct drain d;
     char reason[256];
 
@@ -125,6 +175,11 @@ static void shut_down(struct pod *pod)
             pod->drained = true; /* accepted: the GCS draws no new work to it */
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_FAILED) {
             log_warn("could not drain node %s: %s; stopping without a drain", pod->plan.node_name, d.detail);
+        } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_GCS_LOST) {
+            pod->drained = true; /* accepted: what it says, no more */
+            how = "node drain accepted, its GCS gone before the node was seen leaving";
+            log_warn("drain of node %s accepted, then its GCS stopped answering (%s): not seen leaving",
+                     pod->plan.node_name, d.detail);
         } else if (d.state == DRAIN_DONE && d.outcome == DRAIN_DEADLINE) {
             log_warn("node %s was still in the cluster after %.1f s of draining; stopping it", pod->plan.node_name,
                      drain_seconds(&d));
@@ -140,7 +195,11 @@ static void shut_down(struct pod *pod)
     } else if (pod->ray_pid > 0) {
         log_warn("this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_NAME): stopping without a drain");
     }
-    pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, pod->drained ? "node drained" : "stopped without a drain");
+    if (pod->plan.role == PLAN_ROLE_HEAD && pod->ray_pid > 0 && pod->gcs_addr[0])
+        wait_workers_drains(pod, started, started + budget / 2);
+    if (!how)
+        how = pod->drained ? "node drained" : "stopped without a drain";
+    pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, how);
     pod_stop_ray(pod, started + budget - monotime_ms());
     if (pod->drained && pod->ray_pid > 0 && pod->kill_at_ms - monotime_ms() > DRAINED_RAY_STOP_TIMEOUT_MS)
         pod->ray_kill_at_ms = monotime_ms() + DRAINED_RAY_STOP_TIMEOUT_MS;

@@ -109,6 +109,14 @@ void sidecar_drain_report(struct sidecar *s, long now_ms)
         termlog_write(s->envp, "rayboot-sidecar: drain not finished within its deadline on %s: %s", s->drain_trigger,
                       s->disruption);
         break;
+    case DRAIN_GCS_LOST:
+        s->drains_gcs_lost++;
+        log_warn("node %s: drain accepted, then the GCS stopped answering (%s) before the node was seen leaving",
+                 s->plan.node_name, d->detail);
+        termlog_write(s->envp,
+                      "rayboot-sidecar: drain accepted on %s, the GCS gone before the node was seen leaving: %s",
+                      s->drain_trigger, s->disruption);
+        break;
     case DRAIN_FAILED:
         s->drains_failed++;
         log_warn("could not drain node %s: %s", s->plan.node_name, d->detail);

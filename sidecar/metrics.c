@@ -22,6 +22,7 @@ void metrics_render(const struct sidecar *s, char *out, size_t cap)
         "rayboot_sidecar_drains_finished_total{outcome=\"left\"} %lu\n"
         "rayboot_sidecar_drains_finished_total{outcome=\"deadline\"} %lu\n"
         "rayboot_sidecar_drains_finished_total{outcome=\"failed\"} %lu\n"
+        "rayboot_sidecar_drains_finished_total{outcome=\"gcs-lost\"} %lu\n"
         "# HELP rayboot_sidecar_drains_forgotten_total Drains no deletion of the pod followed.\n"
         "# TYPE rayboot_sidecar_drains_forgotten_total counter\n"
         "rayboot_sidecar_drains_forgotten_total %lu\n"
@@ -47,7 +48,7 @@ void metrics_render(const struct sidecar *s, char *out, size_t cap)
         "with a body.\n"
         "# TYPE rayboot_sidecar_http_connections_cut_total counter\n"
         "rayboot_sidecar_http_connections_cut_total %lu\n",
-        s->ready ? 1 : 0, s->drains_started, s->drains_left, s->drains_deadline, s->drains_failed, s->drains_forgotten,
-        (double)s->last_drain_ms / 1000.0, s->http_requests, s->drain_refused, s->guarded ? 1 : 0, s->asks_refused,
-        s->http_drain ? 1 : 0, cut);
+        s->ready ? 1 : 0, s->drains_started, s->drains_left, s->drains_deadline, s->drains_failed, s->drains_gcs_lost,
+        s->drains_forgotten, (double)s->last_drain_ms / 1000.0, s->http_requests, s->drain_refused, s->guarded ? 1 : 0,
+        s->asks_refused, s->http_drain ? 1 : 0, cut);
 }

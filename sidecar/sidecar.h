@@ -105,6 +105,7 @@ struct sidecar {
     /* Metrics. */
     unsigned long drains_started;
     unsigned long drains_left, drains_deadline, drains_failed;
+    unsigned long drains_gcs_lost;  /* accepted, then the GCS went away (its head deleted too) */
     unsigned long drains_forgotten; /* accepted, then no deletion followed (draining.c) */
     long last_drain_ms;
     unsigned long http_requests;

@@ -125,13 +125,19 @@ void drain_reply(struct drain *d, long now_ms, const struct prober_reply *reply)
     }
     if (d->state != DRAIN_WATCHING)
         return;
-    /* Only a GCS that answered "no such ALIVE node" proves the node left; silence proves nothing. */
+    /* Only a GCS that answered "no such ALIVE node" proves the node left; silence proves nothing,
+     * but a GCS silent DRAIN_GCS_LOST_LOOKS times in a row will not say it any more. */
     if (reply && reply->status == PROBER_ABSENT) {
         finish(d, DRAIN_LEFT, now_ms);
         return;
     }
-    if (reply && reply->status != PROBER_OK)
-        snprintf(d->detail, sizeof(d->detail), "%s", reply->reason);
+    d->failed_looks = reply && reply->status == PROBER_OK ? 0 : d->failed_looks + 1;
+    if (d->failed_looks > 0)
+        snprintf(d->detail, sizeof(d->detail), "%s", reply ? reply->reason : "the prober failed");
+    if (d->failed_looks >= DRAIN_GCS_LOST_LOOKS) {
+        finish(d, DRAIN_GCS_LOST, now_ms);
+        return;
+    }
     d->next_poll_ms = now_ms + DRAIN_POLL_MS;
 }
 
@@ -154,6 +160,8 @@ const char *drain_outcome_name(enum drain_outcome outcome)
         return "deadline";
     case DRAIN_FAILED:
         return "failed";
+    case DRAIN_GCS_LOST:
+        return "gcs-lost";
     }
     return "unknown";
 }

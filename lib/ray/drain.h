@@ -12,8 +12,13 @@
 #include "gcs.h"
 #include "prober_req.h"
 
-/* How often the drain looks whether the node has left the GCS. */
-#define DRAIN_POLL_MS 250
+/* How often the drain looks whether the node has left the GCS (one small GetAllNodeInfo by name):
+ * a head that waits for its workers' drains keeps its GCS up about this long after the last one
+ * left, so that each sees it (init/supervise.c). */
+#define DRAIN_POLL_MS 100
+/* After DrainNode was accepted, this many looks in a row without an answer mean the GCS is gone
+ * (its head's pod deleted too): nothing can show the node leaving any more. */
+#define DRAIN_GCS_LOST_LOOKS 3
 
 enum drain_state {
     DRAIN_IDLE = 0,
@@ -27,6 +32,7 @@ enum drain_outcome {
     DRAIN_LEFT,     /* the node left the cluster (or had been drained already: `earlier`) */
     DRAIN_DEADLINE, /* still there when the deadline passed */
     DRAIN_FAILED,   /* DrainNode could not be made (no such node, GCS unreachable, ...) */
+    DRAIN_GCS_LOST, /* accepted, then the GCS stopped answering before the node was seen leaving */
 };
 
 struct drain {
@@ -40,6 +46,7 @@ struct drain {
     long deadline_ms;                       /* monotonic */
     long long deadline_unix_ms;             /* for the GCS */
     long next_poll_ms;
+    int failed_looks; /* in a row, since the drain was accepted */
     long finished_ms;
     char detail[ERRBUF_MAX_BYTES]; /* why it failed, or what the last look saw */
     /* The node was gone before this drain: another drain got there first (the sidecar's, from

@@ -9,7 +9,9 @@
  *                 string node_name = 2; string node_ip_address = 3; bool is_head_node = 4; } }
  *   GcsNodeInfo { bytes node_id = 1; string node_manager_address = 2; GcsNodeState state = 7;
  *                 string node_name = 12; uint64 end_time_ms = 24; bool is_head_node = 25;
- *                 NodeDeathInfo death_info = 29; }  ALIVE = 0 (so an absent state means ALIVE)
+ *                 NodeSnapshot state_snapshot = 28; NodeDeathInfo death_info = 29; }
+ *                 ALIVE = 0 (so an absent state means ALIVE)
+ *   NodeSnapshot { State state = 1; }  DRAINING = 3 (the raylet's own report, once a drain is accepted)
  *   autoscaler.DrainNodeRequest { bytes node_id = 1; DrainNodeReason reason = 2;
  *                 string reason_message = 3; int64 deadline_timestamp_ms = 4; }  PREEMPTION = 2
  *   autoscaler.DrainNodeReply { bool is_accepted = 1; string rejection_reason_message = 2; }
@@ -32,6 +34,7 @@
 #define HEALTH_SERVING 1
 #define NODE_STATE_ALIVE 0
 #define NODE_STATE_DEAD 1
+#define SNAPSHOT_DRAINING 3
 
 /* Per call. In a cluster the GCS answers in well under a millisecond; a connect that takes
  * longer than this is a dropped SYN, and a fresh attempt beats the kernel's 1 s retransmit. */
@@ -62,19 +65,36 @@ int gcs_decode_health(const uint8_t *msg, size_t len, struct errbuf *err)
     return 0;
 }
 
-static int decode_node(const uint8_t *msg, size_t len, bool *alive, bool *head)
+/* NodeSnapshot.state == DRAINING. A malformed snapshot is not draining (the node is still counted). */
+static bool snapshot_draining(const uint8_t *msg, size_t len)
+{
+    struct pb_reader r;
+    struct pb_field f;
+    bool draining = false;
+    pb_reader_init(&r, msg, len);
+    while (pb_next(&r, &f) == PB_FIELD) {
+        if (f.number == 1 && f.wire == PB_VARINT)
+            draining = f.varint == SNAPSHOT_DRAINING;
+    }
+    return draining;
+}
+
+static int decode_node(const uint8_t *msg, size_t len, bool *alive, bool *head, bool *draining)
 {
     struct pb_reader r;
     struct pb_field f;
     int rc;
     *alive = true;
     *head = false;
+    *draining = false;
     pb_reader_init(&r, msg, len);
     while ((rc = pb_next(&r, &f)) == PB_FIELD) {
         if (f.number == 7 && f.wire == PB_VARINT)
             *alive = f.varint == NODE_STATE_ALIVE;
         else if (f.number == 25 && f.wire == PB_VARINT)
             *head = f.varint != 0;
+        else if (f.number == 28 && f.wire == PB_BYTES)
+            *draining = snapshot_draining(f.data, f.len);
     }
     return rc;
 }
@@ -86,15 +106,17 @@ int gcs_decode_node_counts(const uint8_t *msg, size_t len, struct gcs_node_count
     int rc;
     out->alive = 0;
     out->alive_workers = 0;
+    out->draining_workers = 0;
     pb_reader_init(&r, msg, len);
     while ((rc = pb_next(&r, &f)) == PB_FIELD) {
-        bool alive, head;
+        bool alive, head, draining;
         if (f.number != 2 || f.wire != PB_BYTES)
             continue;
-        if (decode_node(f.data, f.len, &alive, &head) < 0)
+        if (decode_node(f.data, f.len, &alive, &head, &draining) < 0)
             return errbuf_set(err, "malformed GcsNodeInfo in GetAllNodeInfoReply");
         out->alive += alive;
         out->alive_workers += alive && !head;
+        out->draining_workers += alive && !head && draining;
     }
     if (rc < 0)
         return errbuf_set(err, "malformed GetAllNodeInfoReply");

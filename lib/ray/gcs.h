@@ -20,6 +20,9 @@
 struct gcs_node_counts {
     long alive;         /* every ALIVE node, head included */
     long alive_workers; /* ALIVE nodes that are not the head */
+    /* ... of which their raylet reports DRAINING (a drain accepted, the node not gone yet; Ray 2.x
+     * with NodeSnapshot: older ones report none) */
+    long draining_workers;
 };
 
 /* How GetAllNodeInfoRequest asks for one node in one state; it changed twice in Ray:

@@ -162,7 +162,7 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
                   struct grpc_client *grpc, enum gcs_nodes_form *form)
 {
     struct errbuf err;
-    struct gcs_node_counts counts = {0, 0};
+    struct gcs_node_counts counts = {0, 0, 0};
     memset(reply, 0, sizeof(reply[0]));
     err.msg[0] = '\0';
     grpc->budget_ms = req->budget_ms;
@@ -182,6 +182,7 @@ static void serve(const struct prober_request *req, struct prober_reply *reply, 
         reply->status = done(gcs_count_nodes(grpc, req->addr, req->port, *form, &counts, &err));
         reply->alive = counts.alive;
         reply->alive_workers = counts.alive_workers;
+        reply->draining_workers = counts.draining_workers;
         break;
     case PROBE_DRAIN:
         reply->status = serve_drain(req, reply, grpc, *form, &err);

@@ -80,6 +80,7 @@ struct prober_reply {
     char addr[DNS_ADDR_MAX_BYTES]; /* PROBE_RESOLVE */
     long alive;                    /* PROBE_COUNT_NODES */
     long alive_workers;
+    long draining_workers;
     char value[256];              /* PROBE_CLUSTER_ID, PROBE_KV_GET, PROBE_RAY_VERSION; PROBE_DRAIN: the node id, hex */
     enum gcs_departure departure; /* PROBE_DEPARTURE */
     uint64_t departed_ms;         /* PROBE_DEPARTURE: its end_time_ms, by the GCS's clock (0: not said) */

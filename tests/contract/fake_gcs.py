@@ -71,6 +71,9 @@ class Node:
         # A DEAD node's NodeDeathInfo.reason (3: AUTOSCALER_DRAIN_PREEMPTED, 2: UNEXPECTED_TERMINATION)
         # and end_time_ms; None: a node that is only not ALIVE (listed nowhere).
         self.death, self.end_ms = None, 0
+        # Its raylet reports DRAINING (GcsNodeInfo.state_snapshot.state = 3): a drain accepted, the
+        # node not gone yet.
+        self.draining = False
         self._name = name
         self.node_id = node_id or bytes(range(28))
 
@@ -91,6 +94,8 @@ class Node:
             out += field_varint(24, self.end_ms) + field_bytes(29, field_varint(1, self.death))
         if self.head:
             out += field_varint(25, 1)
+        if self.draining:
+            out += field_bytes(28, field_varint(1, 3))
         return out
 
 

@@ -6,11 +6,12 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 
 import pytest
 
-from fake_gcs import ALL_NODES, DRAIN, parse
+from fake_gcs import ALL_NODES, DRAIN, Node, parse
 
 PY = sys.executable
 
@@ -149,6 +150,50 @@ def test_the_head_does_not_wait_for_its_node_to_leave(run, gcs):
     assert len(drains) == 1 and drains[0][1] == [b"\xaa" * 28] and drains[0][2] == [2], gcs.methods()
     assert took < 2, f"the head waited {took:.1f} s for its node to leave:\n{r.stderr}"
     assert "the head does not wait for it to leave" in r.stderr, r.stderr
+
+
+def test_the_head_keeps_its_gcs_up_while_its_workers_drain(run, gcs, tmp_path):
+    """A whole cluster deleted at once (Kueue's preemption deletes every pod of the Job together):
+    the workers drain through the head's GCS while the head itself is told to stop. The head keeps
+    its GCS (ray start) up while a worker reports DRAINING and stops as soon as it has left; it
+    used to stop at once, and the workers' drains were cut off with the GCS ("stopped without a
+    drain"). Here the worker's node takes 2 s to leave."""
+    log = tmp_path / "termination-log"
+    log.write_text("")
+    worker = Node("10.0.0.2", node_id=b"\xbb" * 28, name="worker-0")
+    worker.draining = True
+    gcs.nodes.append(worker)
+    r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30", RAYBOOT_TERMINATION_LOG=str(log)),
+            ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+
+    def leave():
+        time.sleep(2)
+        with gcs.lock:
+            worker.alive, worker.draining, worker.death = False, False, 3
+    threading.Thread(target=leave, daemon=True).start()
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
+    took = time.monotonic() - t0
+    assert 1.9 < took < 4, f"the head stopped {took:.1f} s after SIGTERM; the worker left after 2 s:\n{r.stderr}"
+    assert "the workers' drains are through (1 of 1 workers left, 0 still ALIVE)" in r.stderr, r.stderr
+    assert "node drained" in log.read_text(), log.read_text()
+
+
+def test_a_head_deleted_alone_does_not_wait_for_its_workers(run, gcs):
+    """A head deleted alone (its workers ALIVE, none draining) waits for no drain: it stops once the
+    skew a whole cluster's deletion could have (600 ms from SIGTERM) has passed with none."""
+    gcs.drain_removes_node = False
+    gcs.nodes.append(Node("10.0.0.2", node_id=b"\xbb" * 28, name="worker-0"))
+    r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
+    took = time.monotonic() - t0
+    assert took < 2, f"the head deleted alone took {took:.1f} s:\n{r.stderr}"
+    assert "drains are through" not in r.stderr, r.stderr
 
 
 # A command that handles SIGTERM itself and exits with the code it is given.

@@ -37,6 +37,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -121,6 +122,7 @@ class Cluster:
         self.dns_proc = None
         self.dns_hosts = self.dir / "dns-hosts"
         self.dns_log = self.dir / "dns.log"
+        self.dns_lock = threading.Lock()  # pods deleted at once from threads each write the file
         self.next_host = 10
         self._setup_network()
         self.dns_start()
@@ -167,11 +169,12 @@ class Cluster:
         # A manifest's own headless Services that publish not-ready addresses (Job.add_service).
         lines += [f"{p.ip}\t{name}.{p.job.namespace}.svc.{DOMAIN}\n" for p in self.pods if p.running()
                   for name, task in getattr(p.job, "services", {}).items() if task == p.task]
-        tmp = self.dns_hosts.with_suffix(".tmp")
-        tmp.write_text("".join(lines))
-        os.rename(tmp, self.dns_hosts)
-        if self.dns_proc and self.dns_proc.poll() is None:
-            self.dns_proc.send_signal(signal.SIGHUP)  # re-reads --addn-hosts
+        with self.dns_lock:
+            tmp = self.dns_hosts.with_suffix(".tmp")
+            tmp.write_text("".join(lines))
+            os.rename(tmp, self.dns_hosts)
+            if self.dns_proc and self.dns_proc.poll() is None:
+                self.dns_proc.send_signal(signal.SIGHUP)  # re-reads --addn-hosts
 
     def dns_queries(self, name_part=""):
         """Queries dnsmasq logged so far (optionally only those naming name_part)."""

@@ -1,5 +1,7 @@
 """Evictions and head restarts with real Ray: a deleted worker drains instead of dying, and
 workers rejoin a re-created head without being restarted themselves."""
+import concurrent.futures
+import subprocess
 import time
 
 import pytest
@@ -51,6 +53,46 @@ def test_deleted_worker_drains_and_the_job_finishes(cluster):
     assert head.wait(120) == 0, logs(job)
     assert "tasks done:" in head.log()
     assert job.pod("worker", 0).wait(30) == 0, logs(job)
+
+
+def test_a_whole_cluster_deleted_at_once_drains_every_worker(cluster, tmp_path):
+    """Kueue's preemption suspends the Job and every pod of the cluster is deleted at the same
+    moment (as when a JobSet or an LWS group goes): each worker's drain goes through the head's GCS
+    while the head itself is stopping. The head keeps its GCS up until the workers' nodes have left
+    drained, and each worker sees its own leave: DEAD with AUTOSCALER_DRAIN_PREEMPTED in the GCS's
+    record (kept from outside the cluster), "left the cluster" in its log, exit 0, every pod gone
+    well within its grace. Before, the head stopped its GCS once its own drain was accepted, and a
+    worker lost it mid-drain: "stopped without a drain" after half its grace period."""
+    job = cluster.job(ray_job(workers=2, grace=30))
+    job.start()
+    head = job.pod("head")
+    wait_until(lambda: alive_count(head) == 3, 180, "3 ALIVE nodes")
+    pods = [head, job.pod("worker", 0), job.pod("worker", 1)]
+    record = tmp_path / "gcs-record"
+    with open(record, "w") as out:
+        recorder = subprocess.Popen(["ip", "netns", "exec", cluster.ns, str(cluster.venv / "bin" / "python"),
+                                     str(PROGRAMS / "node_states.py"), f"{head.ip}:6379", "--watch"],
+                                    stdout=out, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: len(record.read_text().splitlines()) >= 3, 30, "the GCS's record")
+
+        def delete(pod):
+            t0 = time.monotonic()
+            return pod.delete(grace=30), time.monotonic() - t0
+        with concurrent.futures.ThreadPoolExecutor(len(pods)) as pool:
+            ends = dict(zip([p.name for p in pods], pool.map(delete, pods)))
+    finally:
+        recorder.kill()
+        recorder.wait()
+    print(f"deleted at once: (exit, seconds to gone) {ends}")
+    lines = [line.split() for line in record.read_text().splitlines()]
+    for w in pods[1:]:
+        assert ends[w.name][0] == 0, logs(job)
+        assert "left the cluster after" in w.log() and "without a drain" not in w.log(), w.log()
+        last = [line for line in lines if line[0] == w.ip][-1]
+        assert last[1:3] == ["DEAD", "AUTOSCALER_DRAIN_PREEMPTED"], (w.name, lines)
+    assert max(seconds for _, seconds in ends.values()) < 10, ends
+    assert "drains are through" in head.log() or "no worker is ALIVE" in head.log(), head.log()
 
 
 def test_workers_rejoin_a_recreated_head(cluster):

@@ -63,6 +63,8 @@ static void test_drain_then_watch_until_gone(void **state)
     r = answer(PROBER_FAILED, "", "no ALIVE node named 10.0.0.7 in the GCS");
     drain_reply(&d, 1650, &r);
     assert_int_equal(d.state, DRAIN_WATCHING);
+    r = answer(PROBER_OK, "", ""); /* an answer: the failures in a row start over */
+    drain_reply(&d, 1680, &r);
     drain_reply(&d, 1700, NULL);
     assert_int_equal(d.state, DRAIN_WATCHING);
     r = answer(PROBER_ABSENT, "", "no ALIVE node named 10.0.0.7 in the GCS");
@@ -71,6 +73,38 @@ static void test_drain_then_watch_until_gone(void **state)
     assert_int_equal(d.outcome, DRAIN_LEFT);
     assert_int_equal(drain_elapsed_ms(&d, 99999), 1000);
     assert_int_equal(drain_step(&d, 2100, &req, &wake), DRAIN_NEXT_DONE);
+}
+
+/* Accepted, then the GCS stops answering (the head's pod deleted with this one): after
+ * DRAIN_GCS_LOST_LOOKS silent looks in a row the drain ends, saying so, instead of looking until
+ * its deadline (half the grace period) at a GCS that is gone. */
+static void test_gcs_lost_after_acceptance(void **state)
+{
+    struct drain d;
+    struct prober_request req;
+    struct prober_reply r = answer(PROBER_OK, "abcd", "");
+    long wake, now = 1000;
+    int looks = 0;
+    enum drain_next step;
+    (void)state;
+    drain_begin(&d, "10.0.0.1", 6379, "10.0.0.7", "x", 20000, now);
+    assert_int_equal(drain_step(&d, now, &req, &wake), DRAIN_NEXT_ASK);
+    drain_reply(&d, now, &r);
+    r = answer(PROBER_FAILED, "", "connect to 10.0.0.1:6379: Connection refused");
+    while ((step = drain_step(&d, now, &req, &wake)) != DRAIN_NEXT_DONE) {
+        if (step == DRAIN_NEXT_SLEEP) {
+            now = wake;
+            continue;
+        }
+        assert_int_equal(req.op, PROBE_FIND_NODE);
+        looks++;
+        drain_reply(&d, now, &r);
+    }
+    assert_int_equal(d.outcome, DRAIN_GCS_LOST);
+    assert_int_equal(looks, DRAIN_GCS_LOST_LOOKS);
+    assert_string_equal(d.detail, "connect to 10.0.0.1:6379: Connection refused");
+    assert_true(now - 1000 <= DRAIN_GCS_LOST_LOOKS * DRAIN_POLL_MS);
+    assert_string_equal(drain_outcome_name(d.outcome), "gcs-lost");
 }
 
 static void test_refused_drain_fails(void **state)
@@ -157,6 +191,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_drain_then_watch_until_gone),
         cmocka_unit_test(test_node_drained_before),
+        cmocka_unit_test(test_gcs_lost_after_acceptance),
         cmocka_unit_test(test_refused_drain_fails),
         cmocka_unit_test(test_deadline),
     };

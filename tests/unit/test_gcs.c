@@ -60,17 +60,42 @@ static size_t node_list(uint8_t *out, size_t cap)
     return w.len;
 }
 
-/* ALIVE nodes counted, the head apart, DEAD ones not. */
+/* A node with its state_snapshot { state }: DRAINING (3) or ACTIVE (2). */
+static size_t snapshot_node(uint8_t *out, size_t cap, uint8_t id_byte, int snapshot, int dead, int head)
+{
+    uint8_t snap[8];
+    struct pb_writer w, sw;
+    size_t len = node(out, cap, id_byte, 28, "10.0.0.9", dead, head);
+    pb_writer_init(&sw, snap, sizeof(snap));
+    pb_put_varint(&sw, 1, (uint64_t)snapshot);
+    pb_writer_init(&w, out + len, cap - len);
+    pb_put_bytes(&w, 28, sw.buf, sw.len);
+    return len + w.len;
+}
+
+/* ALIVE nodes counted, the head apart, DEAD ones not; of the ALIVE workers, those whose raylet
+ * reports DRAINING (a DRAINING head or DEAD node is not a worker still draining). */
 static void test_node_counts(void **state)
 {
-    uint8_t buf[1024];
+    uint8_t buf[1024], n[128];
     struct gcs_node_counts counts;
     struct errbuf err;
+    struct pb_writer w;
     size_t len = node_list(buf, sizeof(buf));
     (void)state;
     assert_int_equal(gcs_decode_node_counts(buf, len, &counts, &err), 0);
     assert_int_equal(counts.alive, 4);
     assert_int_equal(counts.alive_workers, 3);
+    assert_int_equal(counts.draining_workers, 0);
+    pb_writer_init(&w, buf + len, sizeof(buf) - len);
+    pb_put_bytes(&w, 2, n, snapshot_node(n, sizeof(n), 0x11, 3, 0, 0)); /* draining */
+    pb_put_bytes(&w, 2, n, snapshot_node(n, sizeof(n), 0x12, 2, 0, 0)); /* active */
+    pb_put_bytes(&w, 2, n, snapshot_node(n, sizeof(n), 0x13, 3, 0, 1)); /* the head, draining */
+    pb_put_bytes(&w, 2, n, snapshot_node(n, sizeof(n), 0x14, 3, 1, 0)); /* gone */
+    assert_int_equal(gcs_decode_node_counts(buf, len + w.len, &counts, &err), 0);
+    assert_int_equal(counts.alive, 7);
+    assert_int_equal(counts.alive_workers, 5);
+    assert_int_equal(counts.draining_workers, 1);
 }
 
 /* The node is found by its exact name (an IP or a host name); a DEAD one is not (the GCS
