@@ -6,7 +6,8 @@
 
 #include "json.h"
 
-static const cJSON *disruption_condition(const cJSON *pod)
+/* The condition of type TYPE with status True, or NULL. */
+static const cJSON *true_condition(const cJSON *pod, const char *type_name)
 {
     const cJSON *conditions =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions");
@@ -15,11 +16,22 @@ static const cJSON *disruption_condition(const cJSON *pod)
     {
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(c, "type");
         const cJSON *status = cJSON_GetObjectItemCaseSensitive(c, "status");
-        if (cJSON_IsString(type) && strcmp(type->valuestring, "DisruptionTarget") == 0 && cJSON_IsString(status) &&
+        if (cJSON_IsString(type) && strcmp(type->valuestring, type_name) == 0 && cJSON_IsString(status) &&
             strcmp(status->valuestring, "True") == 0)
             return c;
     }
     return NULL;
+}
+
+/* Kubernetes' DisruptionTarget, else Kueue's TerminationTarget: its pod integration (plain pods,
+ * and LeaderWorkerSet groups through it) sets one on each pod just before it deletes it, with
+ * the eviction's reason (WorkloadEvictedDueToPreempted) and message (v0.17.0's
+ * pkg/controller/jobs/pod/pod_controller.go). A Job's or a JobSet's pods get neither: the Job
+ * controller deletes them plainly once Kueue suspends the Job. */
+static const cJSON *disruption_condition(const cJSON *pod)
+{
+    const cJSON *c = true_condition(pod, "DisruptionTarget");
+    return c ? c : true_condition(pod, "TerminationTarget");
 }
 
 int podreason_parse(const char *json, size_t len, struct pod_reason *out, struct errbuf *err)

@@ -1,7 +1,8 @@
 /* Why a pod is ending, read from its Pod object as the Kubernetes API returns it: the
  * DisruptionTarget condition the eviction paths set (PreemptionByScheduler,
- * EvictionByEvictionAPI, TerminationByKubelet, DeletionByTaintManager, ...), else a plain
- * deletion (metadata.deletionTimestamp). Pure, so it can be unit-tested and fuzzed. */
+ * EvictionByEvictionAPI, TerminationByKubelet, DeletionByTaintManager, ...) or Kueue's
+ * TerminationTarget (WorkloadEvictedDueToPreempted, ...), else a plain deletion
+ * (metadata.deletionTimestamp). Pure, so it can be unit-tested and fuzzed. */
 #ifndef RAYBOOT_SIDECAR_PODREASON_H
 #define RAYBOOT_SIDECAR_PODREASON_H
 
@@ -18,7 +19,7 @@ struct pod_reason {
     char reason[64];                        /* e.g. "EvictionByEvictionAPI"; "" when none */
     char message[PODREASON_TEXT_MAX_BYTES]; /* the condition's message, cut */
     char deleted_at[40];                    /* metadata.deletionTimestamp, or "" */
-    bool disrupted;                         /* a DisruptionTarget condition with status True */
+    bool disrupted;                         /* a DisruptionTarget (or TerminationTarget) with status True */
 };
 
 /* Parses a Pod's JSON (len bytes, no NUL needed). -1 with a message when it is not a Pod. */

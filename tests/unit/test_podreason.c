@@ -56,6 +56,9 @@ static void test_disruption_reasons(void **state)
     assert_string_equal(line, "DeletionByTaintManager: Taint manager: deleting due to NoExecute taint");
     describe_file("kubelet.json", line, sizeof(line));
     assert_non_null(strstr(line, "TerminationByKubelet: The node was low on resource: memory."));
+    /* Kueue's pod integration (LeaderWorkerSet groups) marks each pod before deleting it. */
+    describe_file("kueue-terminated.json", line, sizeof(line));
+    assert_non_null(strstr(line, "WorkloadEvictedDueToPreempted: Preempted to accommodate a workload (UID: "));
 }
 
 static void test_deleted_without_condition(void **state)
