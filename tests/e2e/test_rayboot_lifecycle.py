@@ -80,7 +80,7 @@ def test_a_whole_cluster_deleted_at_once_drains_every_worker(cluster, tmp_path):
             t0 = time.monotonic()
             return pod.delete(grace=30), time.monotonic() - t0
         with concurrent.futures.ThreadPoolExecutor(len(pods)) as pool:
-            ends = dict(zip([p.name for p in pods], pool.map(delete, pods)))
+            ends = dict(zip([p.name for p in pods], pool.map(delete, pods), strict=True))
     finally:
         recorder.kill()
         recorder.wait()
