@@ -371,7 +371,7 @@ e2e-oldest: all venv-oldest
 # The whole suite. pytest prints the 30 slowest tests and each tier's time (tests/conftest.py), so
 # the CI's time can be attributed; its summary is the last line: "N passed".
 test: bootstrap
-	$(MAKE) all
+	$(MAKE) all $(BUILD)/bench/stamp
 	$(MAKE) node-background
 	$(MAKE) unit
 	$(MAKE) unit-valgrind

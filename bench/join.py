@@ -78,8 +78,12 @@ def _one_run(cluster, mode, run, workers):
         remove_pods(cluster, job)
 
 
-def run(quick):
-    runs, workers = (3, 2) if quick else (10, 2)
+RUNS = {"full": 10, "quick": 3, "smoke": 1}  # runs of each mode, per size
+WORKERS = 2
+
+
+def run(size):
+    runs, workers = RUNS[size], WORKERS
     cluster = new_cluster("join")
     modes = ("rayboot", "rayboot_fallback", "kuberay")
     high = {mode: [] for mode in modes}

@@ -23,8 +23,11 @@ def timed(argv, env):
     return elapsed * 1000
 
 
-def run(quick):
-    runs = 20 if quick else 50
+RUNS = {"full": 50, "quick": 20, "smoke": 3}  # per size
+
+
+def run(size):
+    runs = RUNS[size]
     rayboot = str(REPO / "build" / "bin" / "rayboot")
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)
@@ -44,7 +47,7 @@ def run(quick):
 
 
 def main():
-    result = run(quick=False)["plan"]
+    result = run("full")["plan"]
     print(json.dumps(result))
     print(f"rayboot plan, 10,000 workers: {result['plan_10000_hosts_ms_p50']} ms median over {result['runs']} runs, "
           f"of which exec and start-up {result['exec_only_ms_p50']} ms: planning itself {result['planning_ms_p50']} ms")

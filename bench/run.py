@@ -2,12 +2,14 @@
 and printed as a table. Figures, not pass/fail: a missed target is reported, never an error.
 
 usage: run.py [--quick] [--only NAME[,NAME...]]
-  --quick   fewer runs and a smaller scale test: a few minutes instead of ~25
+  --quick   fewer runs and a smaller scale test (tests/bench/test_bench_sizes.py runs
+            each benchmark smaller still, once, in `make test`)
   --only    run some benchmarks (startup,wait_cost,join,shutdown,scale,plan); the
             others keep their figures from the previous latest.json"""
 import argparse
 import datetime
 import json
+import os
 import pathlib
 import sys
 import time
@@ -148,13 +150,16 @@ def main():
         if only and name not in only:
             continue
         common.log(f"== {name}")
-        t0 = time.monotonic()
+        t0, load0 = time.monotonic(), os.getloadavg()[0]
         try:
-            results.update(bench(args.quick))
+            results.update(bench("quick" if args.quick else "full"))
         except common.MeasurementError as e:
             common.log(f"   {name}: the measurement failed: {e}")
             return 1
-        common.log(f"   {name}: {time.monotonic() - t0:.0f} s")
+        # The machine's 1-minute load average as the bench began and ended: the machine is
+        # shared, and an absolute figure (not a side-by-side ratio) is read against it.
+        results.setdefault("load_1m", {})[name] = [round(load0, 1), round(os.getloadavg()[0], 1)]
+        common.log(f"   {name}: {time.monotonic() - t0:.0f} s, load {load0:.1f} to {os.getloadavg()[0]:.1f}")
     results["machine"] = common.machine()
     results["ray_version"] = common.ray_version()
     results["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

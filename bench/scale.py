@@ -103,8 +103,11 @@ def _cpu_ns(pids):
     return total
 
 
-def run(quick):
-    workers = 200 if quick else 1000
+WORKERS = {"full": 1000, "quick": 200, "smoke": 20}  # per size
+
+
+def run(size):
+    workers = WORKERS[size]
     result = _one(workers, rendezvous=True)
     result["fallback"] = _one(workers, rendezvous=False)
     return {"scale": result}

@@ -89,8 +89,11 @@ def _tree_rss(pid1_or_pid, exe):
     return sum(rss_kb(p) for p in pids), len(pids)
 
 
-def run(quick):
-    runs = 10 if quick else 30
+RUNS = {"full": 30, "quick": 10, "smoke": 2}  # start-ups per size (run.py; smoke: tests/bench)
+
+
+def run(size):
+    runs = RUNS[size]
     cluster = new_cluster("steady")
     job = cluster.job(_cluster_job())
     try:

@@ -207,8 +207,11 @@ def _ratios(result, reference, name, suffix):
     result["ratio_pss" + suffix] = ratio(kuberay["peak_pss_kb"], ours["peak_pss_kb"])
 
 
-def run(quick):
-    phase_s = 10 if quick else 30
+PHASE_S = {"full": 30, "quick": 10, "smoke": 3}  # each of the two waits, per size
+
+
+def run(size):
+    phase_s = PHASE_S[size]
     result = {}
     cluster = new_cluster("wait")
     try:

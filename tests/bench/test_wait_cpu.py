@@ -34,7 +34,7 @@ time.sleep(60)
 
 
 def test_tree_cpu_counts_exited_threads_and_reaped_children():
-    proc = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", WORKLOAD],
+    proc = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable, "-c", WORKLOAD],
                             stdout=subprocess.PIPE, text=True)
     try:
         own_ns, reaped_ns = (int(x) for x in proc.stdout.readline().split())
