@@ -81,17 +81,19 @@ def test_user_labels_merged_theirs_win(pod):
                                          "rayboot.io/pod=rc-worker-1"]
 
 
-@pytest.mark.parametrize("version", ["2.48.0", None])
+@pytest.mark.parametrize("version", ["2.48.0", "2.10.0", None])  # 2.10: the oldest promised
 def test_old_or_unknown_ray_gets_no_labels(pod, version):
-    """2.48 takes no --labels; a Ray whose metadata cannot be found is of unknown version: no flag,
-    a note saying why, and a warning only when the user gave labels (still checked: exit 2)."""
+    """2.48 (and 2.10, the oldest promised) takes no --labels; a Ray whose metadata cannot be
+    found is of unknown version: no flag, a note saying why, and a warning only when the user
+    gave labels (still checked: exit 2)."""
     root, env = pod
     if version:
         (root / "venv/lib/python3.11/site-packages/ray-2.60.0.dist-info").rename(
-            root / "venv/lib/python3.11/site-packages/ray-2.48.0.dist-info")
-        meta = root / "venv/lib/python3.11/site-packages/ray-2.48.0.dist-info/METADATA"
-        meta.write_text(meta.read_text().replace("2.60.0", "2.48.0"))
-        why = "Ray 2.48.0 (/venv/lib/python3.11/site-packages/ray-2.48.0.dist-info/METADATA) takes no --labels (2.49 and later do)"
+            root / f"venv/lib/python3.11/site-packages/ray-{version}.dist-info")
+        meta = root / f"venv/lib/python3.11/site-packages/ray-{version}.dist-info/METADATA"
+        meta.write_text(meta.read_text().replace("2.60.0", version))
+        why = (f"Ray {version} (/venv/lib/python3.11/site-packages/ray-{version}.dist-info/METADATA) takes no "
+               "--labels (2.49 and later do)")
     else:
         env["RAYBOOT_RAY"] = "/elsewhere/ray"
         why = "the version of Ray is unknown (no executable /elsewhere/ray)"

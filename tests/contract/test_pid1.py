@@ -386,7 +386,8 @@ def test_worker_drains_its_node_on_sigterm(run, gcs, tmp_path):
 
 
 @pytest.mark.parametrize("version, form", [("2.60.0", "selectors"), ("2.40.0", "filters"), ("2.30.0", "unfiltered"),
-                                           (None, "selectors")], ids=["2.60", "2.40", "2.30", "no-version"])
+                                           ("2.10.0", "unfiltered"), (None, "selectors")],
+                         ids=["2.60", "2.40", "2.30", "2.10-oldest", "no-version"])
 def test_node_lookups_speak_the_gcs_ray_version(run, gcs, tmp_path, version, form):
     """The GCS's Ray version is read once (CheckAlive) and logged; node lookups use the request
     form that version reads (2.36-2.48: field 3 is a limit, so state_filter = ALIVE there would

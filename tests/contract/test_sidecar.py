@@ -79,7 +79,7 @@ def test_a_gcs_that_ignores_the_selector_does_not_misdirect_the_drain(sidecar, g
     assert req[1] == [NODE_ID]
 
 
-@pytest.mark.parametrize("version", ["2.40.0", "2.30.0", None])
+@pytest.mark.parametrize("version", ["2.40.0", "2.30.0", "2.10.0", None])  # 2.10: the oldest promised
 def test_readyz_and_drain_speak_the_gcs_ray_version(sidecar, gcs, worker_node, version):
     """The sidecar asks the GCS's Ray version once before any node lookup and then uses the
     request form that version reads: on 2.36-2.48 the 2.49 form's state_filter would be read as
@@ -102,7 +102,7 @@ def test_readyz_and_drain_speak_the_gcs_ray_version(sidecar, gcs, worker_node, v
         looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
     if version == "2.40.0":
         assert all(3 not in look and parse(look[4][0])[3] == [NODE_IP.encode()] for look in looks), looks
-    elif version == "2.30.0":
+    elif version in ("2.30.0", "2.10.0"):
         assert all(look == {} for look in looks), looks
 
 
