@@ -9,7 +9,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include <mbedtls/build_info.h>
 #include <microhttpd.h>
 
 #include "drainclient.h"
@@ -275,20 +274,12 @@ static void teardown(struct sidecar *s)
     plan_free(&s->plan);
 }
 
-/* deps/build.sh applies deps/mbedtls-tls12-rsa-pss.patch to every mbedTLS it builds (and stops when
- * the source already has upstream's fix), so the binary's TLS carries it: say which bug, and where
- * upstream fixed it, for whoever checks this build against an advisory. */
-#define SIDECAR_MBEDTLS_PATCH                                                                                          \
-    "mbedTLS patch: a TLS 1.2 server's RSA-PSS signature is accepted (Mbed-TLS/mbedtls#10668, fixed "                  \
-    "upstream in #10672, backport #10674; deps/mbedtls-tls12-rsa-pss.patch)"
-
-/* The version line with what only the sidecar links: its HTTP server and its TLS. */
+/* The version lines with what only the sidecar links: its HTTP server. */
 static void print_version(void)
 {
-    char more[96];
-    snprintf(more, sizeof(more), "libmicrohttpd %s, mbedTLS %s", MHD_get_version(), MBEDTLS_VERSION_STRING);
+    char more[64];
+    snprintf(more, sizeof(more), "libmicrohttpd %s", MHD_get_version());
     version_print(stdout, "rayboot-sidecar", more);
-    puts(SIDECAR_MBEDTLS_PATCH);
 }
 
 int main(int argc, char **argv)

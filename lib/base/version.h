@@ -15,7 +15,8 @@
 #endif
 
 /* One line: PROGRAM, its version, the libraries both programs link and their versions, then MORE
- * (NULL for none): "name version" items of what only PROGRAM links. */
+ * (NULL for none): "name version" items of what only PROGRAM links; then a line naming the patch
+ * its mbedTLS carries. */
 void version_print(FILE *out, const char *program, const char *more);
 
 #endif
