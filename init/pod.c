@@ -40,7 +40,7 @@ void pod_free(struct pod *p)
     prober_stop(&p->prober);
     rendezvous_stop(&p->rendezvous);
     rdvwatch_stop(&p->watch);
-    hmac_wipe(&p->rdv_key, sizeof(p->rdv_key));
+    explicit_bzero(&p->rdv_key, sizeof(p->rdv_key));
     if (p->sigfd >= 0)
         close(p->sigfd);
     p->sigfd = -1;

@@ -263,7 +263,7 @@ static int rdv_key(struct pod *pod, const struct rayauth *auth)
     if (rdvauth_key_from_header(&token_key, auth->header) < 0)
         return -1;
     rdvauth_key_for_cluster(&pod->rdv_key, &token_key, pod->cluster_name);
-    hmac_wipe(&token_key, sizeof(token_key));
+    explicit_bzero(&token_key, sizeof(token_key));
     return 0;
 }
 

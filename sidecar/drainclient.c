@@ -261,6 +261,6 @@ int drainclient_run(int port, const char *const *envp)
     if (code == 0)
         code = drain(&c, wait_ms);
     httpc_free(&c.http);
-    hmac_wipe(&c.key, sizeof(c.key));
+    explicit_bzero(&c.key, sizeof(c.key));
     return code;
 }

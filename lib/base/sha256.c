@@ -45,8 +45,8 @@ static void compress(uint32_t h[8], const uint8_t block[SHA256_BLOCK_BYTES])
     }
     for (int i = 0; i < 8; i++)
         h[i] += v[i];
-    hmac_wipe(w, sizeof(w));
-    hmac_wipe(v, sizeof(v));
+    explicit_bzero(w, sizeof(w));
+    explicit_bzero(v, sizeof(v));
 }
 
 void sha256_init(struct sha256 *s)
@@ -91,7 +91,7 @@ void sha256_final(struct sha256 *s, uint8_t out[SHA256_BYTES])
         out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
         out[4 * i + 3] = (uint8_t)s->h[i];
     }
-    hmac_wipe(s, sizeof(*s));
+    explicit_bzero(s, sizeof(*s));
 }
 
 void hmac_sha256_key(struct hmac_sha256_key *k, const void *key, size_t len)
@@ -113,8 +113,8 @@ void hmac_sha256_key(struct hmac_sha256_key *k, const void *key, size_t len)
         pad[i] = k0[i] ^ 0x5c;
     sha256_init(&k->outer);
     sha256_update(&k->outer, pad, sizeof(pad));
-    hmac_wipe(k0, sizeof(k0));
-    hmac_wipe(pad, sizeof(pad));
+    explicit_bzero(k0, sizeof(k0));
+    explicit_bzero(pad, sizeof(pad));
 }
 
 void hmac_sha256(const struct hmac_sha256_key *k, const void *const *pieces, const size_t *lens, size_t n,
@@ -128,7 +128,7 @@ void hmac_sha256(const struct hmac_sha256_key *k, const void *const *pieces, con
     s = k->outer;
     sha256_update(&s, inner, sizeof(inner));
     sha256_final(&s, out);
-    hmac_wipe(inner, sizeof(inner));
+    explicit_bzero(inner, sizeof(inner));
 }
 
 int hmac_equal(const uint8_t *a, const uint8_t *b, size_t len)
@@ -137,9 +137,4 @@ int hmac_equal(const uint8_t *a, const uint8_t *b, size_t len)
     for (size_t i = 0; i < len; i++)
         diff |= (uint8_t)(a[i] ^ b[i]);
     return diff == 0;
-}
-
-void hmac_wipe(void *p, size_t len)
-{
-    explicit_bzero(p, len); /* the C library's: a wipe the compiler keeps, not one of our own */
 }

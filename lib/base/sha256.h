@@ -35,7 +35,5 @@ void hmac_sha256(const struct hmac_sha256_key *k, const void *const *pieces, con
                  uint8_t out[SHA256_BYTES]);
 /* 1 when the len bytes at a and b are equal, in a time that does not depend on where they differ. */
 int hmac_equal(const uint8_t *a, const uint8_t *b, size_t len);
-/* Overwrites len bytes at p with zeros, in a way the compiler keeps (explicit_bzero). */
-void hmac_wipe(void *p, size_t len);
 
 #endif

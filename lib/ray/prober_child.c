@@ -328,7 +328,7 @@ void prober_child_main(int fd, const char *root)
             if (have_rdv_key)
                 rdvauth_key_for_cluster(&cluster_key, &rdv_key, req.text);
             rc = gcswait_run(&req, &io, &next);
-            hmac_wipe(&cluster_key, sizeof(cluster_key));
+            explicit_bzero(&cluster_key, sizeof(cluster_key));
             if (rc < 0)
                 break;
             if (rc == 0)

@@ -28,7 +28,7 @@ void rdvauth_key_for_cluster(struct hmac_sha256_key *out, const struct hmac_sha2
     size_t lens[2] = {strlen(CLUSTER_CONTEXT), strnlen(name, RDVAUTH_CLUSTER_NAME_MAX_BYTES)};
     hmac_sha256(token_key, pieces, lens, 2, derived);
     hmac_sha256_key(out, derived, sizeof(derived));
-    hmac_wipe(derived, sizeof(derived));
+    explicit_bzero(derived, sizeof(derived));
 }
 
 /* The words of a message, without the NUL: what goes on the wire is not a C string. */

@@ -120,7 +120,7 @@ static void test_rfc4231(void **state)
     check_hmac(k, 131, tc7, strlen(tc7), "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
 
-static void test_equal_and_wipe(void **state)
+static void test_equal(void **state)
 {
     uint8_t a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4};
     (void)state;
@@ -130,8 +130,6 @@ static void test_equal_and_wipe(void **state)
     b[3] = 4;
     b[0] = 0;
     assert_false(hmac_equal(a, b, 4));
-    hmac_wipe(a, sizeof(a));
-    assert_memory_equal(a, "\0\0\0\0", 4);
 }
 
 int main(void)
@@ -141,7 +139,7 @@ int main(void)
         cmocka_unit_test(test_a_million_a_in_uneven_pieces),
         cmocka_unit_test(test_every_split_of_two_blocks),
         cmocka_unit_test(test_rfc4231),
-        cmocka_unit_test(test_equal_and_wipe),
+        cmocka_unit_test(test_equal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
