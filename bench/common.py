@@ -4,6 +4,7 @@ that a figure can be true (a join before its head could answer is a broken measu
 import os
 import pathlib
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -189,6 +190,22 @@ def exe_of(pid):
         return os.readlink(f"/proc/{pid}/exe")
     except OSError:
         return None
+
+
+# The head pod's SYN counter ---------------------------------------------------------------
+def syn_counter(pod, create=False):
+    """SYNs that reached the head pod from outside it, on any port (not the head rayboot's own
+    polls of its GCS on loopback)."""
+    if create:
+        for rule in (["add", "table", "inet", "bench"],
+                     ["add", "chain", "inet", "bench", "in", "{", "type", "filter", "hook", "input", "priority", "0",
+                      ";", "}"],
+                     ["add", "rule", "inet", "bench", "in", "iifname", "!=", "lo", "tcp", "flags", "&", "(syn|ack)",
+                      "==", "syn", "counter"]):
+            podsim.run("ip", "netns", "exec", pod.ns, "nft", *rule)
+        return 0
+    out = podsim.run("ip", "netns", "exec", pod.ns, "nft", "list", "chain", "inet", "bench", "in").stdout
+    return int(re.search(r"counter packets (\d+)", out).group(1))
 
 
 # Statistics ------------------------------------------------------------------------------------

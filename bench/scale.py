@@ -19,7 +19,6 @@ read there as nothing, or as a few ticks that happened to land.
 All workers share the two cores of this machine with each other and with the stand-in head: on
 a real cluster each would have a node of its own."""
 import pathlib
-import re
 import subprocess
 import time
 
@@ -35,11 +34,11 @@ from common import (
     percentile,
     pid_namespace,
     pids_in_namespace,
-    podsim,
     rayjobs,
     read_serving_window,
     read_stamps,
     remove_pods,
+    syn_counter,
     wait_until,
 )
 
@@ -71,19 +70,6 @@ def _manifest(name, rendezvous, head_stamps):
                         {"name": "BENCH_STAMP_FILE", "value": str(head_stamps)},
                         {"name": "RAYBOOT_WAIT_TIMEOUT", "value": "3600"}]
     return manifest
-
-
-def _syn_counter(pod, create=False):
-    if create:
-        for rule in (["add", "table", "inet", "bench"],
-                     ["add", "chain", "inet", "bench", "in", "{", "type", "filter", "hook", "input", "priority", "0",
-                      ";", "}"],
-                     ["add", "rule", "inet", "bench", "in", "iifname", "!=", "lo", "tcp", "flags", "&",
-                      "(syn|ack)", "==", "syn", "counter"]):
-            podsim.run("ip", "netns", "exec", pod.ns, "nft", *rule)
-        return 0
-    out = podsim.run("ip", "netns", "exec", pod.ns, "nft", "list", "chain", "inet", "bench", "in").stdout
-    return int(re.search(r"counter packets (\d+)", out).group(1))
 
 
 def _rayboot_pids(pod):
@@ -121,7 +107,7 @@ def _one(workers, rendezvous):
     try:
         job.start()
         head, pod = job.pod("head"), job.pod("worker", 0)
-        _syn_counter(head, create=True)
+        syn_counter(head, create=True)
         head_fqdn = f"{name}-head-0.{name}.volcano-system.svc.cluster.local"
         stamps, serving = cluster.dir / "scale-stamps", cluster.dir / "scale-serving"
         env = pod.env()
@@ -141,9 +127,9 @@ def _one(workers, rendezvous):
         t_running = time.monotonic()
         time.sleep(2)  # the workers' first lookups and connects are behind them
         pids = _rayboot_pids(pod)
-        q0, c0, w0, cpu0 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic(), _cpu_ns(pids)
+        q0, c0, w0, cpu0 = len(cluster.dns_queries(head_fqdn)), syn_counter(head), time.monotonic(), _cpu_ns(pids)
         time.sleep(SERVE_AFTER_S - 2 - 2 - (time.monotonic() - t_running))
-        q1, c1, w1, cpu1 = len(cluster.dns_queries(head_fqdn)), _syn_counter(head), time.monotonic(), _cpu_ns(pids)
+        q1, c1, w1, cpu1 = len(cluster.dns_queries(head_fqdn)), syn_counter(head), time.monotonic(), _cpu_ns(pids)
         time.sleep(max(0.0, SERVE_AFTER_S - 0.3 - (time.monotonic() - t_running)))
         t_before, cpu_before = time.monotonic(), _cpu_ns(pids)
         wait_until(lambda: serving.exists() and serving.read_text().strip(), 60, "the stand-in GCS to serve")

@@ -30,7 +30,6 @@ of each process."""
 import json
 import os
 import pathlib
-import re
 import threading
 import time
 
@@ -51,6 +50,7 @@ from common import (
     ratio,
     rayjobs,
     remove_pods,
+    syn_counter,
     tree_cpu,
     tree_memory_kb,
 )
@@ -80,21 +80,6 @@ def _job(mode, stamps):
         worker["command"] = ["bash", str(TOOLS / "kuberay-wait.sh"), fqdn, "--block", "--num-cpus=1"]
         worker["env"].append({"name": "BENCH_RAY", "value": "/bin/false"})
     return manifest
-
-
-def _syn_counter(pod, create=False):
-    """SYNs that reached the head pod from outside it, on any port (not the head rayboot's own
-    polls of its GCS on loopback)."""
-    if create:
-        for rule in (["add", "table", "inet", "bench"],
-                     ["add", "chain", "inet", "bench", "in", "{", "type", "filter", "hook", "input", "priority", "0",
-                      ";", "}"],
-                     ["add", "rule", "inet", "bench", "in", "iifname", "!=", "lo", "tcp", "flags", "&", "(syn|ack)",
-                      "==", "syn", "counter"]):
-            podsim.run("ip", "netns", "exec", pod.ns, "nft", *rule)
-        return 0
-    out = podsim.run("ip", "netns", "exec", pod.ns, "nft", "list", "chain", "inet", "bench", "in").stdout
-    return int(re.search(r"counter packets (\d+)", out).group(1))
 
 
 class PeakSampler(threading.Thread):
@@ -173,11 +158,11 @@ def _measure(cluster, mode, phase_s):
         sampler.start()
         time.sleep(phase_s)  # no DNS record for the head
         head.start()
-        _syn_counter(head, create=True)
+        syn_counter(head, create=True)
         cpu_mid = tree_cpu(ns)
         time.sleep(phase_s)  # the head's name resolves, its GCS never serves
         cpu_end = tree_cpu(ns)
-        syns = _syn_counter(head)
+        syns = syn_counter(head)
         processes = _processes(ns)
         sampler.done.set()
         sampler.join()
