@@ -11,7 +11,7 @@ process's CPU clock, and the ticks of the `mount` children it reaped): the entry
 both counters with the PID, and bench/waitcost.py subtracts them. The file is opened before the
 mounts: a spec under /tmp (pytest's) would be hidden by the pod's tmpfs afterwards.
 
-Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env, keep, hostname)"""
+Usage: podinit.py SPEC.json   (keys: etc_upper, etc_work, argv, env, keep, hostname, shm_size, cwd)"""
 import json
 import os
 import socket
@@ -53,7 +53,7 @@ def main():
         mount("--no-canonicalize", "--bind", f"/proc/{os.getpid()}/fd/{fd}", target)
         os.close(fd)
     socket.sethostname(spec["hostname"])  # the pod's own UTS namespace, as Kubernetes sets it
-    os.chdir("/")
+    os.chdir(spec.get("cwd") or "/")
     record_cpu(cpu_record)
     os.execve(spec["argv"][0], spec["argv"], spec["env"])
 

@@ -107,14 +107,16 @@ def wait_until(predicate, timeout, what, interval=0.05):
 class Cluster:
     """The cluster network and DNS, and every pod created in it."""
 
-    def __init__(self, workdir: pathlib.Path, venv: pathlib.Path, binaries: dict):
+    def __init__(self, workdir: pathlib.Path, venv: pathlib.Path, binaries: dict, net=None):
+        """NET: (a, b) for the network 10.a.b.0/24 (a page's own example addresses); else one
+        picked at random."""
         check_host()
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.venv = venv
         self.binaries = binaries
         self.prefix = f"rb{os.getpid() % 100000}{random.randrange(16 ** 3):03x}"
-        self.net = (random.randrange(200, 250), random.randrange(0, 256))
+        self.net = net or (random.randrange(200, 250), random.randrange(0, 256))
         self.ns = f"{self.prefix}c"
         self.bridge_ip = self.address(1)
         self.pods = []
@@ -165,7 +167,8 @@ class Cluster:
         self.dns_proc = None
 
     def _write_dns(self):
-        lines = [f"{p.ip}\t{p.fqdn}\n" for p in self.pods if (p.ready or p.job.publish_not_ready) and p.running()]
+        lines = [f"{p.ip}\t{p.fqdn}\n" for p in self.pods
+                 if p.fqdn and (p.ready or p.job.publish_not_ready) and p.running()]
         # A manifest's own headless Services that publish not-ready addresses (Job.add_service).
         lines += [f"{p.ip}\t{name}.{p.job.namespace}.svc.{DOMAIN}\n" for p in self.pods if p.running()
                   for name, task in getattr(p.job, "services", {}).items() if task == p.task]
@@ -478,10 +481,16 @@ class JobSet(Job):
 class Hosts(Job):
     """Machines outside any pod: a VM, `docker run`, a hostNetwork pod. machines: {hostname:
     {"command": argv, "env": {K: V}, "hosts": extra /etc/hosts lines (e.g. Debian's
-    "127.0.1.1 <hostname>"), "grace": seconds}}. Each is a Host: its own network namespace with a
-    non-loopback address on the cluster bridge, its UTS hostname and PID 1, and nothing from
-    Kubernetes: no KUBERNETES_* or HOSTNAME variable, no DNS name, an /etc/hosts that never gives
-    its address. Nothing tells the program its address; Ray finds it by the default route."""
+    "127.0.1.1 <hostname>"; "{ip}" stands for the machine's address, as Docker writes a
+    container's line), "grace": seconds, "dns_name": a name the cluster's DNS gives its address
+    while it runs (a LAN's DNS, Docker's on a network of its own), "cwd": its working directory
+    (kept visible), "keep": more host paths it sees, "shm_size"}}. Each is a Host: its own network namespace with a non-loopback
+    address on the cluster bridge, its UTS hostname and PID 1, and nothing from Kubernetes: no
+    KUBERNETES_* or HOSTNAME variable, no DNS name unless given one, an /etc/hosts that gives its
+    address only if told to. Nothing else tells the program its address; Ray finds it by the
+    default route."""
+
+    publish_not_ready = True  # a dns_name resolves while its machine runs: no readiness outside Kubernetes
 
     def __init__(self, cluster: Cluster, machines: dict):
         self.cluster = cluster
@@ -490,7 +499,8 @@ class Hosts(Job):
         for hostname, m in machines.items():
             container = {"name": "main", "command": list(m["command"]),
                          "env": [{"name": k, "value": str(v)} for k, v in m.get("env", {}).items()]}
-            task = {"name": hostname, "replicas": 1, "hosts": m.get("hosts", []),
+            task = {"name": hostname, "replicas": 1, "hosts": m.get("hosts", []), "dns_name": m.get("dns_name"),
+                    "cwd": m.get("cwd"), "keep": m.get("keep", []), "shm_size": m.get("shm_size"),
                     "template": {"spec": {"terminationGracePeriodSeconds": m.get("grace", 30),
                                           "containers": [container]}}}
             self.tasks.append(task)
@@ -542,6 +552,7 @@ class Pod:
         # (containerd 2.x: a soft limit of 1,024); None: the host's.
         self.nofile = None
         self.shm_size = None  # the size of its /dev/shm ("64m" as a container runtime's), None: unbounded
+        self.cwd = None  # the entrypoint's working directory, None: /
 
     # What the pod is given ---------------------------------------------------------------------
     def env(self, container=None) -> dict:
@@ -595,7 +606,7 @@ class Pod:
         keep = [str(HERE.parent.parent), str(self.cluster.venv)] + [str(p) for p in self.keep]
         spec.write_text(json.dumps({"etc_upper": str(upper), "etc_work": str(work), "argv": self.argv(),
                                     "env": self.env(), "keep": keep, "hostname": self.hostname,
-                                    "shm_size": self.shm_size}))
+                                    "shm_size": self.shm_size, "cwd": self.cwd}))
         self.log_path = self.dir / f"log-{self.incarnation}.txt"
         # prlimit(1), not a preexec_fn: Python then forks instead of vforking.
         limits = ["prlimit", f"--nofile={self.nofile[0]}:{self.nofile[1]}", "--"] if self.nofile else []
@@ -768,8 +779,10 @@ class Host(Pod):
 
     def __init__(self, job: Hosts, task: dict, index: int):
         super().__init__(job, task, index)
-        self.fqdn = None  # no DNS name
+        self.fqdn = task["dns_name"]  # None: no DNS name
         self.hosts_lines = task["hosts"]
+        self.cwd, self.shm_size = task["cwd"], task["shm_size"]
+        self.keep += task["keep"] + ([self.cwd] if self.cwd else [])
 
     def env(self, container=None) -> dict:
         env = {k: v for k, v in super().env(container).items() if not k.startswith("KUBERNETES_")}
@@ -781,7 +794,8 @@ class Host(Pod):
         work = self.dir / f"etc-work-{self.incarnation}"
         upper.mkdir(parents=True)
         work.mkdir(parents=True)
-        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback", *self.hosts_lines]
+        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback",
+                 *(line.replace("{ip}", self.ip) for line in self.hosts_lines)]
         (upper / "hosts").write_text("".join(f"{line}\n" for line in lines))
         (upper / "resolv.conf").write_text(f"nameserver {self.cluster.bridge_ip}\n")
         return upper, work

@@ -138,21 +138,34 @@ def assert_seed_job_ran(node, namespace, pod, container):
     assert AUTH_SOURCE in log, log
 
 
+def job_complete(node, namespace, name):
+    """The Job NAME if it is Complete, else None; a Failed one fails the test with every pod's log."""
+    j = node.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}")
+    conds = {c["type"]: c["status"] for c in j.get("status", {}).get("conditions", [])}
+    if conds.get("Failed") == "True":
+        raise AssertionError(f"the Job failed: {j['status']}\n{pod_logs(node, namespace)}")
+    return j if conds.get("Complete") == "True" else None
+
+
+def wait_job_complete(node, namespace, name, timeout=420, each_look=None):
+    """Waits for the (Indexed) Job NAME to be Complete and returns it; none Complete in TIMEOUT
+    fails the test with every pod's log. EACH_LOOK(), if given, runs at every look first (a
+    test's record of the pods while they exist)."""
+    def finished():
+        if each_look:
+            each_look()
+        return job_complete(node, namespace, name)
+    try:
+        return node.wait(f"the Indexed Job {name} Complete", finished, timeout, interval=1)
+    except TimeoutError as e:
+        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+
+
 def test_indexed_job_runs_to_completion(node, restricted_namespace):
     namespace = restricted_namespace
     docs = [for_this_node(d, namespace) for d in load("indexed-job/ray-cluster.yaml")]
     apply(node, namespace, docs)
-
-    def finished():
-        j = node.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/ray-indexed")
-        conds = {c["type"]: c["status"] for c in j.get("status", {}).get("conditions", [])}
-        if conds.get("Failed") == "True":
-            raise AssertionError(f"the Job failed: {j['status']}\n{pod_logs(node, namespace)}")
-        return j if conds.get("Complete") == "True" else None
-    try:
-        node.wait("the Indexed Job Complete", finished, 420, interval=1)
-    except TimeoutError as e:
-        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    wait_job_complete(node, namespace, "ray-indexed")
 
     pods = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p
             for p in node.pods(namespace, "job-name=ray-indexed")}
@@ -904,18 +917,10 @@ def test_indexed_job_head_evicted_is_recreated_and_the_workers_rejoin(node, rest
     ends = {w["metadata"]["name"]: PodEnd(node, namespace, w["metadata"]["name"], "ray") for w in workers}
     final = {}
 
-    def finished():
+    def last_look():
         for p in node.pods(namespace, sel):
             final[p["metadata"]["name"]] = p  # the last look at each pod: finished Jobs' pods go
-        j = node.get(f"{path}/ray-indexed")
-        conds = {c["type"]: c["status"] for c in j.get("status", {}).get("conditions", [])}
-        if conds.get("Failed") == "True":
-            raise AssertionError(f"the Job failed: {j['status']}\n{pod_logs(node, namespace)}")
-        return j if conds.get("Complete") == "True" else None
-    try:
-        job = node.wait("the Indexed Job Complete", finished, 300, interval=1)
-    except TimeoutError as e:
-        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    job = wait_job_complete(node, namespace, "ray-indexed", 300, last_look)
     assert_seed_job_ran(node, namespace, final[new["metadata"]["name"]], "ray")
     assert final[new["metadata"]["name"]]["status"]["podIP"] == new_ip, "the job ran on another head than the workers rejoined"
     assert not job["status"].get("failed"), job["status"]  # the disrupted head was not counted

@@ -17,6 +17,7 @@ from test_shipped_manifests import (
     load,
     pod_logs,
     run_vcjob_to_end,
+    wait_job_complete,
     with_program,
 )
 
@@ -56,18 +57,10 @@ def test_tls_indexed_job_runs_to_completion(node, ca_secret):
     selector = "job-name=ray-indexed-tls"
     ips = []
 
-    def finished():
-        j = node.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/ray-indexed-tls")
-        conds = {c["type"]: c["status"] for c in j.get("status", {}).get("conditions", [])}
-        if conds.get("Failed") == "True":
-            raise AssertionError(f"the Job failed: {j['status']}\n{pod_logs(node, namespace)}")
+    def record_ips():
         if len(ips) < 3:
             ips[:] = [ip for ip in pod_ips(node, namespace, selector) if ip]
-        return j if conds.get("Complete") == "True" else None
-    try:
-        node.wait("the Indexed Job Complete", finished, 420, interval=1)
-    except TimeoutError as e:
-        raise AssertionError(f"{e}\n{pod_logs(node, namespace)}") from None
+    wait_job_complete(node, namespace, "ray-indexed-tls", 420, record_ips)
     pods = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p
             for p in node.pods(namespace, selector)}
     assert pods["0"]["status"]["phase"] == "Succeeded", pod_logs(node, namespace)
