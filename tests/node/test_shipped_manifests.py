@@ -71,8 +71,9 @@ def example_program():
 
 
 def ships_program(docs):
-    """Whether DOCS ship the example program (the manifests whose pods run /home/ray/job.py; the
-    sidecar-only and KubeRay ones leave the job to the user, who submits it)."""
+    """Whether DOCS ship the example program (the manifests whose pods run /home/ray/job.py, and
+    KubeRay's, whose head mounts it for the quickstart's `ray job submit`; the sidecar-only one
+    leaves the job to the user, who submits it)."""
     return any(d["kind"] == "ConfigMap" and d["metadata"]["name"] == EXAMPLE_CONFIGMAP for d in docs)
 
 
