@@ -25,6 +25,7 @@
 #include "rayauth.h"
 #include "rdvauth.h"
 #include "raytls.h"
+#include "readiness.h"
 #include "relro.h"
 #include "secrets.h"
 #include "sidecar.h"
@@ -225,6 +226,7 @@ static int setup(struct sidecar *s, const struct sidecar_cli *cli, struct errbuf
     if (gethostname(hostname, sizeof(hostname) - 1) < 0)
         hostname[0] = '\0';
     if (plan_build(&in, &s->plan, err) < 0 || settings_load(s->envp, &s->settings, err) < 0 ||
+        sidecar_readiness_load(s, err) < 0 ||
         parse_port(s->envp, "RAYBOOT_SIDECAR_PORT", SIDECAR_DEFAULT_PORT, &s->port, err) < 0 ||
         parse_port(s->envp, "RAYBOOT_SIDECAR_DRAIN_PORT", SIDECAR_DEFAULT_DRAIN_PORT, &s->drain_port, err) < 0 ||
         check_auth(s, err) < 0)

@@ -6,8 +6,12 @@
 #include "prober_req.h"
 #include "sidecar.h"
 
-/* The next look: a worker's node by name, the head's GCS health; the one after it is due
- * SIDECAR_READY_INTERVAL_MS from now. */
+/* RAYBOOT_SIDECAR_READINESS into s->readiness (after the plan: a "cluster" head must know how
+ * many workers it has); -1 with the variable named when it cannot be used. */
+int sidecar_readiness_load(struct sidecar *s, struct errbuf *err);
+
+/* The next look: a worker's node by name, the head's GCS health (or its nodes, counted, for a
+ * "cluster" readiness); the one after it is due SIDECAR_READY_INTERVAL_MS from now. */
 struct prober_request sidecar_ready_request(struct sidecar *s, long now_ms);
 
 /* The reply to a look (NULL: the prober failed). */

@@ -31,6 +31,15 @@ struct http_server;
 
 enum sidecar_prober_use { USE_NONE, USE_RESOLVE, USE_READY, USE_DRAIN, USE_VERSION };
 
+/* What the head's /readyz means (RAYBOOT_SIDECAR_READINESS, readiness.c); a worker's is its node
+ * ALIVE whatever this says. */
+enum sidecar_readiness {
+    READINESS_NODE,                 /* "node": the GCS SERVING */
+    READINESS_CLUSTER,              /* "cluster": every node of the cluster ALIVE */
+    READINESS_CLUSTER_LEADER_READY, /* "cluster-leader-ready": as "cluster", but the GCS SERVING
+                                     * until the first worker joins (LWS startupPolicy LeaderReady) */
+};
+
 /* What the read of this Pod under way (kubeapi.c) is for (guard.c). */
 enum sidecar_api_use {
     API_NONE,
@@ -67,6 +76,8 @@ struct sidecar {
     long version_retry_ms;
     bool version_warned;
 
+    enum sidecar_readiness readiness;
+    bool worker_seen; /* a worker's node has been ALIVE in this GCS (READINESS_CLUSTER_LEADER_READY) */
     bool ready;
     char ready_reason[ERRBUF_MAX_BYTES];
     long next_ready_ms;

@@ -115,6 +115,85 @@ def test_head_readyz_follows_gcs_health(sidecar, gcs):
     assert "NOT_SERVING" in body
 
 
+def readyz_after_a_look(s, gcs):
+    """/readyz once a look begun after now has been answered: two more GetAllNodeInfo calls."""
+    with gcs.lock:
+        seen = sum(1 for method, _ in gcs.calls if method == ALL_NODES)
+    eventually(lambda: sum(1 for method, _ in list(gcs.calls) if method == ALL_NODES) >= seen + 2)
+    return s.get("/readyz")
+
+
+def cluster_head(sidecar, gcs, readiness, workers=2):
+    """A head sidecar with RAYBOOT_SIDECAR_READINESS=READINESS for a cluster of WORKERS workers,
+    its own node ALIVE in the fake GCS (its first), and the worker nodes to add (not there yet)."""
+    assert [n.head for n in gcs.nodes] == [True]
+    nodes = [Node(f"10.9.0.{i + 2}", node_id=bytes([i + 2]) * 28) for i in range(workers)]
+    s = sidecar({"RAYBOOT_SIDECAR_READINESS": readiness, "RAYBOOT_WORKERS_EXPECTED": str(workers)}, role="head")
+    return s, nodes
+
+
+def test_cluster_readiness_is_ready_only_while_every_node_is_alive(sidecar, gcs):
+    """RAYBOOT_SIDECAR_READINESS=cluster (k8s/lws/ray-serve.yaml): the head is Ready only with
+    every node of its cluster ALIVE in its GCS, NotReady again when one goes, Ready when it is back.
+    Before it (the GCS SERVING was enough) the head was Ready alone."""
+    s, workers = cluster_head(sidecar, gcs, "cluster")
+    code, body = readyz_after_a_look(s, gcs)
+    assert code == 503 and "1 of the cluster's 3 nodes ALIVE" in body, body
+    assert "startupPolicy LeaderReady" in body, body  # no worker yet: the hint for LeaderReady
+    gcs.nodes.append(workers[0])
+    code, body = readyz_after_a_look(s, gcs)
+    assert code == 503 and "2 of the cluster's 3 nodes ALIVE" in body and "LeaderReady" not in body, body
+    gcs.nodes.append(workers[1])
+    code, body = eventually(lambda: (lambda r: r if r[0] == 200 else None)(s.get("/readyz")))
+    assert "all 3 nodes of the cluster are ALIVE" in body, body
+    assert "rayboot_sidecar_ready 1" in s.get("/metrics")[1]
+    workers[0].alive = False  # a worker lost
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
+    assert "2 of the cluster's 3 nodes ALIVE" in body, body
+    assert "not ready any more: 2 of the cluster's 3 nodes ALIVE" in s.stderr, s.stderr
+    workers[0].alive = True
+    eventually(lambda: s.get("/readyz")[0] == 200)
+
+
+def test_cluster_readiness_needs_the_head_node_alive(sidecar, gcs):
+    """Workers ALIVE but not the head's own node: not whole."""
+    s, workers = cluster_head(sidecar, gcs, "cluster", workers=1)
+    gcs.nodes.append(workers[0])
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    gcs.nodes[0].alive = False
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
+    assert "head not ALIVE" in body, body
+
+
+def test_leader_ready_readiness_is_ready_until_the_first_worker_then_whole_only(sidecar, gcs):
+    """RAYBOOT_SIDECAR_READINESS=cluster-leader-ready: LeaderWorkerSet's LeaderReady makes the
+    workers only once the leader is Ready, so the head is Ready while no worker has joined; from the
+    first worker on only a whole cluster is, even when every worker has gone again."""
+    s, workers = cluster_head(sidecar, gcs, "cluster-leader-ready")
+    code, body = eventually(lambda: (lambda r: r if r[0] == 200 else None)(s.get("/readyz")))
+    assert "no worker has joined" in body, body
+    gcs.nodes.append(workers[0])
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
+    assert "2 of the cluster's 3 nodes ALIVE" in body, body
+    gcs.nodes.append(workers[1])
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    for w in workers:
+        w.alive = False
+    code, body = eventually(lambda: (lambda r: r if r[0] == 503 else None)(s.get("/readyz")))
+    assert "1 of the cluster's 3 nodes ALIVE" in body, body
+    code, body = readyz_after_a_look(s, gcs)
+    assert code == 503, body
+
+
+def test_cluster_readiness_leaves_a_worker_as_it_was(sidecar, gcs, worker_node):
+    """A worker's readiness is its own node ALIVE whatever the variable says: one look, for it."""
+    s = sidecar({"RAYBOOT_SIDECAR_READINESS": "cluster"})
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    with gcs.lock:
+        looks = [parse(req) for method, req in gcs.calls if method == ALL_NODES]
+    assert parse(looks[-1][2][0]) == {2: [NODE_IP.encode()]}
+
+
 def test_prestop_drain_then_sigterm(sidecar, gcs, worker_node, tmp_path):
     s = sidecar()
     t0 = time.monotonic()
@@ -314,7 +393,12 @@ def test_configuration_errors_exit_2(sidecar_bin, pod_root):
     for env, needle in (({"RAYBOOT_SIDECAR_PORT": "99999"}, "RAYBOOT_SIDECAR_PORT"),
                         ({"RAYBOOT_SIDECAR_DRAIN_PORT": "x"}, "RAYBOOT_SIDECAR_DRAIN_PORT"),
                         ({"RAYBOOT_GRACE_PERIOD": "soon"}, "RAYBOOT_GRACE_PERIOD"),
-                        ({"RAYBOOT_ROLE": "boss"}, "RAYBOOT_ROLE")):
+                        ({"RAYBOOT_ROLE": "boss"}, "RAYBOOT_ROLE"),
+                        ({"RAYBOOT_SIDECAR_READINESS": "whole"},
+                         "RAYBOOT_SIDECAR_READINESS=whole: expected node, cluster or cluster-leader-ready"),
+                        # A head that cannot count its workers could never be Ready.
+                        ({"RAYBOOT_SIDECAR_READINESS": "cluster", "RAYBOOT_ROLE": "head"},
+                         "RAYBOOT_SIDECAR_READINESS=cluster: this head's number of workers is not known")):
         out = subprocess.run([str(sidecar_bin)], env={**base, **env}, capture_output=True, text=True, timeout=5)
         assert out.returncode == 2 and needle in out.stderr, out.stderr
     # The probes port taken: no probes can be served, exit 2. (The drain port taken is survived:
