@@ -29,6 +29,9 @@ PLATFORM_CRDS = {("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): "leaderwork
                  ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io_jobsets.yaml"}
 MANIFESTS = sorted((REPO / "k8s").rglob("*.yaml"))
 SIDECAR_PORT = 8077
+# Ray's and rayboot's fixed ports: the GCS, the dashboard and Jobs API, the Ray client, the
+# rendezvous, the sidecar's probes, Ray's metrics.
+RAY_PORTS = {6379, 8265, 10001, 8079, 8077, 8080}
 SA_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 # Where each image has `rayboot-sidecar` (images/Dockerfile puts it on PATH in the Ray image).
 DRAIN_CLIENTS = {"registry.example.com/ray:2.60.0-rayboot0.1.0": "rayboot-sidecar"}
@@ -90,7 +93,7 @@ def test_platform_manifests_match_their_crd(kind):
 
 def test_platform_crds_catch_mistakes():
     """The schemas bite: a size that is not a number, a replicated job without its template."""
-    (_, lws), = platform_documents(("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"))
+    lws = next(d for p, d in platform_documents(("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")))
     bad = json.loads(json.dumps(lws))
     bad["spec"]["leaderWorkerTemplate"]["size"] = "three"
     with pytest.raises(jsonschema.ValidationError):
@@ -135,12 +138,16 @@ def ray_groups(doc):
     if doc["kind"] == "RayCluster":
         yield "head", doc["spec"]["headGroupSpec"]["template"]["spec"]
         yield from ((g["groupName"], g["template"]["spec"]) for g in doc["spec"]["workerGroupSpecs"])
+    elif doc["kind"] == "LeaderWorkerSet":
+        lwt = doc["spec"]["leaderWorkerTemplate"]
+        yield from ((name, lwt[key]["spec"]) for name, key in (("leader", "leaderTemplate"), ("worker", "workerTemplate"))
+                    if key in lwt)
     else:
         yield from ((t["name"], t["template"]["spec"]) for t in doc["spec"]["tasks"])
 
 
 def sidecar_manifests():
-    return vcjobs() + [(p, d) for p, d in documents() if d.get("kind") == "RayCluster"]
+    return vcjobs() + [(p, d) for p, d in documents() if d.get("kind") in ("RayCluster", "LeaderWorkerSet")]
 
 
 @pytest.mark.parametrize("path,doc", sidecar_manifests(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
@@ -259,6 +266,18 @@ def test_every_job_ships_a_policy_admitting_only_its_own_pods(path):
                 assert set(peer) == {"podSelector"}, peer  # no ipBlock, no namespaceSelector: this namespace
                 assert matches(peer["podSelector"], mine)
                 assert not matches(peer["podSelector"], stranger) and not matches(peer["podSelector"], other_job)
+    # A policy for part of the job (k8s/lws/ray-serve.yaml's leaders) opens only a server's port,
+    # named in the pods it selects and none of Ray's, to its clients.
+    for p in policies:
+        if p in selecting:
+            continue
+        labels = p["spec"]["podSelector"]["matchLabels"]
+        assert {k: labels.get(k) for k in mine} == mine, p  # within this job
+        for rule in p["spec"]["ingress"]:
+            assert {port["port"] for port in rule["ports"]} == {"http"}, rule
+        served = {pt["containerPort"] for _, spec in ray_groups(job) for c in spec["containers"]
+                  for pt in c.get("ports", []) if pt.get("name") == "http"}
+        assert served and not served & RAY_PORTS, served
 
 
 @pytest.mark.parametrize("path,doc", core_documents(), ids=lambda v: v.name if isinstance(v, pathlib.Path) else "")
@@ -538,6 +557,7 @@ def commands(spec):
 
 
 EXAMPLE_JOB = "/home/ray/job.py"
+EXAMPLE_SERVER = "/home/ray/serve.py"
 
 
 @pytest.mark.parametrize("path", sorted({p for p, d in documents() if d.get("kind") in JOB_KINDS}),
@@ -556,6 +576,18 @@ def test_every_manifest_brings_the_program_it_runs(path):
         head = rc["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
         runs = [head]  # the Jobs API runs the submitted entrypoint there
     if not runs:
+        servers = [c for spec in specs for c, argv in commands(spec) if EXAMPLE_SERVER in argv]
+        if servers:  # k8s/lws/ray-serve.yaml: its example server, from its own ConfigMap
+            (cm,) = [d for d in docs if d["kind"] == "ConfigMap"]
+            assert cm["metadata"]["name"] == "example-server" and set(cm["data"]) == {"serve.py"}, path.name
+            compile(cm["data"]["serve.py"], f"{path.name}:serve.py", "exec")
+            for spec in specs:
+                vols = {v["name"]: v for v in spec.get("volumes", [])}
+                for c in servers:
+                    if c in spec.get("containers", []):
+                        (m,) = [m for m in c["volumeMounts"] if m["mountPath"] == EXAMPLE_SERVER]
+                        assert vols[m["name"]]["configMap"]["name"] == "example-server" and m["subPath"] == "serve.py"
+            return
         assert not [d for d in docs if d["kind"] == "ConfigMap"], path.name
         return
     (cm,) = [d for d in docs if d["kind"] == "ConfigMap"]

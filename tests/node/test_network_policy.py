@@ -45,6 +45,7 @@ SHIPPED = {
     "indexed-job/ray-cluster-tls.yaml": None,
     "jobset/ray-cluster.yaml": "jobset",
     "lws/ray-cluster.yaml": "lws",
+    "lws/ray-serve.yaml": "lws",
     "kuberay/ray-cluster.yaml": "kuberay",
     "volcano/ray-cluster.yaml": "volcano",
     "volcano/ray-cluster-gcs-ft.yaml": "volcano",
