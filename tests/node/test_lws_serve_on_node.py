@@ -7,7 +7,8 @@ answers with the whole cluster. A worker lost: with the shipped RecreateGroupOnP
 group is made again and the new leader is Ready only once its new cluster is whole; with
 startupPolicy LeaderReady (and RAYBOOT_SIDECAR_READINESS=cluster-leader-ready, as the manifest
 says) the workers are made (no deadlock), and with restartPolicy None the same leader goes
-NotReady while a worker is gone and Ready once its replacement is ALIVE. Each is timed.
+NotReady while a worker is gone and Ready once its replacement is ALIVE. Each is timed. And why
+cluster-leader-ready is needed: LeaderReady with `cluster` alone makes no worker at all.
 
 The one change to the manifest is test_shipped_manifests.py's (CPU requests for 2 cores)."""
 import json
@@ -214,3 +215,45 @@ def test_lws_serve_with_leader_ready_forms_and_a_lost_worker_makes_the_leader_no
     assert len(alive(rec, t_again)) >= SIZE, rec
     print(f"LWS serving, LeaderReady: group whole {t_whole - t0:.1f} s after creation; a worker deleted -> leader "
           f"NotReady {t_not_ready - t_delete:.1f} s, Ready again {t_again - t_delete:.1f} s after the delete")
+
+
+# GET the sidecar's /readyz on 127.0.0.1 in the leader's network namespace: (status, body).
+READYZ = """
+import json, urllib.error, urllib.request
+try:
+    r = urllib.request.urlopen("http://127.0.0.1:8077/readyz", timeout=10)
+    print(json.dumps([r.status, r.read().decode()]))
+except urllib.error.HTTPError as e:
+    print(json.dumps([e.code, e.read().decode()]))
+"""
+
+
+def test_lws_serve_cluster_readiness_alone_deadlocks_leader_ready_and_says_what_to_set(
+        node, restricted_namespace, lws):
+    """Why cluster-leader-ready exists: with startupPolicy LeaderReady and `cluster`, LeaderWorkerSet
+    makes no worker while the leader is NotReady, and the leader waits for its workers. The
+    leader's /readyz names the variable to set."""
+    ns = restricted_namespace
+
+    def leader_ready_only(d):
+        if d["kind"] == "LeaderWorkerSet":
+            d["spec"]["startupPolicy"] = "LeaderReady"
+    create(node, ns, leader_ready_only)
+    leader = node.wait("the leader Running", lambda: (lambda p: p if p["status"].get("podIP") and
+                                                      p["status"].get("phase") == "Running" else None)(
+        node.pod(ns, LEADER)), 180, interval=0.5)
+    pid = cluster.pod_sandboxes()[leader["status"]["podIP"]]
+
+    def says_what_to_set():
+        out = subprocess.run(["nsenter", f"--target={pid}", "--net", "python3", "-c", READYZ],
+                             capture_output=True, text=True, timeout=30)
+        got = json.loads(out.stdout) if out.returncode == 0 else None
+        # Once the head's own node is ALIVE (its GCS serves a moment before).
+        return got if got and "set RAYBOOT_SIDECAR_READINESS=cluster-leader-ready" in got[1] and \
+            "head ALIVE" in got[1] else None
+    status, body = node.wait("the leader's /readyz naming cluster-leader-ready", says_what_to_set, 120, interval=1)
+    assert status == 503 and "1 of the cluster's 3 nodes ALIVE" in body, body
+    time.sleep(20)  # LeaderWorkerSet had its chances: the leader's every change reconciles it
+    assert not node.exists(f"/apis/apps/v1/namespaces/{ns}/statefulsets/{LEADER}")
+    assert [p["metadata"]["name"] for p in node.pods(ns, "leaderworkerset.sigs.k8s.io/name=ray-serve")] == [LEADER]
+    assert not Leader(node, ns).look()[1]
