@@ -137,13 +137,11 @@ def jobset(node):
 
 
 @pytest.fixture(scope="session")
-def kueue(node, lws, jobset):
+def kueue(node, lws, jobset, kuberay):
     """The real Kueue controller with its webhooks (admission and CRD conversion) live
     (tests/node/controllers.py), started once for the session after the LeaderWorkerSet and JobSet
-    controllers, whose CRDs its integrations need."""
+    controllers and the KubeRay operator, whose CRDs its integrations need."""
     import controllers
-    if not (cluster.BIN / "kueue").exists():
-        pytest.skip("Kueue is built only with RAYBOOT_NODE_KUEUE=1 (docs/testing.md): not part of make test yet")
     controllers.start(node, controllers.KUEUE)
     return controllers.KUEUE
 

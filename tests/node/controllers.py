@@ -250,16 +250,17 @@ JOBSET = WebhookController(
                "spec": dict(_POD, restartPolicy="Never")}}}}]}})
 
 # Kueue: its namespace and certificate directory its own (JobSet's is the fixed default it shares),
-# the integrations rayboot's platforms need (LeaderWorkerSet's works through its pods), and no
-# visibility server: its failure to serve would end the process, and nothing here asks it.
-# Kueue has no --leader-elect flag: its Configuration turns election off. Start it after the
-# LeaderWorkerSet and JobSet controllers: it sets an integration up only if its CRDs are there.
+# the integrations rayboot's platforms need (LeaderWorkerSet's works through its pods) and KubeRay's
+# RayCluster (side by side with rayboot's under one queue), and no visibility server: its failure
+# to serve would end the process, and nothing here asks it. Kueue has no --leader-elect flag: its
+# Configuration turns election off. Start it after the LeaderWorkerSet and JobSet controllers and
+# KubeRay's CRDs: it sets an integration up only if its CRDs are there.
 KUEUE = WebhookController(
     name="kueue", program="kueue", user="kueue-controller", config_api="config.kueue.x-k8s.io/v1beta2",
     webhook_port=19445, health="127.0.0.1:18382", cert_dir=str(cluster.RUN / "kueue-webhook-certs"),
     config={"namespace": "kueue-system", "manageJobsWithoutQueueName": False,
             "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "pod",
-                                            "leaderworkerset.x-k8s.io/leaderworkerset"]}},
+                                            "leaderworkerset.x-k8s.io/leaderworkerset", "ray.io/raycluster"]}},
     args=("--feature-gates=VisibilityOnDemand=false",),
     probe={"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "webhook-check",
                                                              "labels": {"kueue.x-k8s.io/queue-name": "webhook-check"}},

@@ -160,6 +160,20 @@ class Kube:
         qs = "?" + urllib.parse.urlencode(q) if q else ""
         return self.request("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}/log{qs}", raw=True)
 
+    def follow_log(self, namespace, pod, container, timeout):
+        """The container's log, followed with timestamps until the container ends (the stream
+        closes) or TIMEOUT passes: what a pod that is about to be deleted said last."""
+        q = urllib.parse.urlencode({"container": container, "follow": "true", "timestamps": "true"})
+        req = urllib.request.Request(f"{self.server}/api/v1/namespaces/{namespace}/pods/{pod}/log?{q}")
+        lines = []
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=timeout) as r:
+                for line in r:
+                    lines.append(line.decode(errors="replace"))
+        except (OSError, urllib.error.HTTPError):
+            pass  # the pod went with the stream: what came is kept
+        return "".join(lines)
+
     def watch_pod(self, namespace, name, on_event, timeout):
         """Calls ON_EVENT(type, pod, arrival time.time()) for each change of one pod until it
         returns True or TIMEOUT passes."""

@@ -303,12 +303,13 @@ RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"dro
                         "readOnlyRootFilesystem": True}
 
 
-def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True):
+def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True, name="gcs-record"):
     """A pod that records the GCS's node table as it changes (node_states.py --watch), so the
     record outlives the head: the evidence of how a node left. With FOLLOW it records the next
     head's table too (--follow), until the test's namespace goes. AUTH: it has the token of the
     namespace's ray-auth-token Secret (False for a cluster that runs without, as KubeRay's sample;
-    (SECRET, KEY) for another, as the one KubeRay makes for `authOptions`)."""
+    (SECRET, KEY) for another, as the one KubeRay makes for `authOptions`). NAME: the pod's, for
+    more than one cluster in a namespace."""
     if isinstance(auth, tuple):
         env = [{"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": auth[0], "key": auth[1]}}}]
     else:
@@ -316,7 +317,7 @@ def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True):
     if not node.exists(f"/api/v1/namespaces/{namespace}/configmaps/programs"):
         node.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "programs"},
                      "data": {"node_states.py": (PROGRAMS / "node_states.py").read_text()}}, namespace)
-    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gcs-record"},
+    node.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
                  "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
                           "securityContext": RESTRICTED_POD,
                           "containers": [{"name": "record", "image": cluster.IMAGE_NAMES["ray-stock"],
@@ -326,11 +327,11 @@ def gcs_recorder(node, namespace, gcs_address, follow=False, auth=True):
                                           "env": env,
                                           "volumeMounts": [{"name": "programs", "mountPath": "/programs"}]}],
                           "volumes": [{"name": "programs", "configMap": {"name": "programs"}}]}}, namespace)
-    node.wait_pod_phase(namespace, "gcs-record", {"Running"}, 120)
+    node.wait_pod_phase(namespace, name, {"Running"}, 120)
 
 
-def node_record(node, namespace):
-    return [line.split() for line in node.log(namespace, "gcs-record", "record").splitlines() if line.strip()]
+def node_record(node, namespace, name="gcs-record"):
+    return [line.split() for line in node.log(namespace, name, "record").splitlines() if line.strip()]
 
 
 # A pod outside the job that asks a worker's sidecar to drain, as a stranger on the cluster network
