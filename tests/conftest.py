@@ -27,13 +27,18 @@ def sidecar_bin() -> pathlib.Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "ray_oldest: also run against the oldest Ray the docs promise "
                             "(make e2e-oldest: build/venv-oldest, tests/e2e/requirements-oldest.txt)")
+    config.addinivalue_line("markers", "node: needs what `make node` builds (every test in tests/node/ "
+                            "has it); `make test` runs `-m 'not node'` while the node builds, then `-m node`")
 
 
 def pytest_collection_modifyitems(config, items):
     """The real-node tier runs last: the fast tiers fail first, and the node's start-up (and
-    its images' weight on the machine) comes after them."""
+    its images' weight on the machine) comes after them. Its tests carry the `node` mark."""
     node_dir = REPO / "tests" / "node"
-    items.sort(key=lambda item: pathlib.Path(str(item.fspath)).is_relative_to(node_dir))
+    for item in items:
+        if pathlib.Path(str(item.fspath)).is_relative_to(node_dir):
+            item.add_marker(pytest.mark.node)
+    items.sort(key=lambda item: item.get_closest_marker("node") is not None)
 
 
 _TIER_SECONDS = {}

@@ -659,12 +659,14 @@ def images_in(node):
             yield from images_in(value)
 
 
+@pytest.mark.node  # kubectl comes with the node's build
 def test_the_shipped_kustomization_renders(tmp_path):
     shipped = yaml.safe_load((REPO / "k8s" / "kustomization.yaml").read_text())
     docs = kustomize(tmp_path, shipped["resources"], shipped["namespace"])
     assert {d["kind"] for d in docs} >= {"Job", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "NetworkPolicy"}
 
 
+@pytest.mark.node  # kubectl comes with the node's build
 @pytest.mark.parametrize("path", WAYS_OF_USE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_kustomization_covers_every_manifest(tmp_path, path):
     """What k8s/kustomization.yaml claims, for each way of use: listed under its resources (with
