@@ -52,16 +52,14 @@ REL_SPECS   := deps/musl-static-pie.specs
 REL_LD      := $(or $(REALGCC),x86_64-linux-gnu-gcc) -specs=$(REL_SPECS) -static-pie
 REL_CFLAGS  := $(COMMON) $(WARN_GCC) -O2 -fPIE -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
                -ffunction-sections -fdata-sections
-REL_INCLUDES := -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
+REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include -isystem $(PREFIX)/include -isystem $(DEPS)/kernel-headers
 REL_LDFLAGS := -Wl,-z,relro,-z,now,-z,noexecstack -Wl,--gc-sections -s
-# Both programs link the libcurl with TLS (mbedTLS): rayboot for Ray's TLS to the GCS, the sidecar
-# for that and the Kubernetes API. The sidecar's own objects see that libcurl's headers first (the
-# same curl version: lib/'s objects may use either).
+# Both programs link the one libcurl, built with TLS (mbedTLS): rayboot for Ray's TLS to the GCS,
+# the sidecar for that and the Kubernetes API.
 REL_LIBS    := -L$(DEPS)/prefix-tls/lib -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson \
                -lmbedtls -lmbedx509 -lmbedcrypto
 SIDECAR_LIBS := -L$(DEPS)/prefix-tls/lib -L$(PREFIX)/lib -lcurl -lnghttp2 -lcares -lseccomp -lcjson \
                 -lmicrohttpd -lmbedtls -lmbedx509 -lmbedcrypto
-$(BUILD)/rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
 
 # Unit tests: glibc, Debian's -dev packages, address and undefined-behaviour sanitizers.
 UNIT_CC      := gcc
@@ -271,7 +269,6 @@ coverage: $(COV_TESTS) $(COV_REPLAYS) $(TOOLS_OK)
 # through exit write their counts; tests/README.md says what that leaves out.
 COVREL_CFLAGS := $(REL_CFLAGS) --coverage
 COVREL_LIB_A  := $(BUILD)/cov-rel/librayboot.a
-$(BUILD)/cov-rel/sidecar/%.o: REL_INCLUDES := -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
 
 $(BUILD)/cov-rel/%.o: %.c $(DEPS_OK) VERSION
 	@mkdir -p $(dir $@)
@@ -321,8 +318,7 @@ $(TOOLS_OK): scripts/tool-requirements.txt
 # A file is analysed again when it or a header changes (all 152: about 30 s on one core here).
 ANALYZE_SRC := $(LIB_SRC) $(INIT_SRC) $(SIDECAR_SRC) $(sort $(wildcard tests/unit/*.c fuzz/*.c bench/tools/*.c))
 ANALYZE_OK  := $(patsubst %.c,$(BUILD)/analyze/%.ok,$(ANALYZE_SRC))
-$(BUILD)/analyze/lib/%.ok $(BUILD)/analyze/init/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES)
-$(BUILD)/analyze/sidecar/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) -isystem $(DEPS)/prefix-tls/include $(REL_INCLUDES)
+$(BUILD)/analyze/lib/%.ok $(BUILD)/analyze/init/%.ok $(BUILD)/analyze/sidecar/%.ok: AN_CC = $(REL_CC) $(REL_CFLAGS) $(REL_INCLUDES)
 $(BUILD)/analyze/tests/%.ok $(BUILD)/analyze/fuzz/%.ok: AN_CC = $(UNIT_CC) $(COMMON) $(WARN_GCC) -Iinit -Isidecar \
     -I$(dir $(CJSON_SRC)) -O1 $(UNIT_TLS_INC)
 $(BUILD)/analyze/bench/%.ok: AN_CC = gcc -std=c11 -O2 $(WARN) $(WARN_GCC)

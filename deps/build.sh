@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds rayboot's C dependencies from Debian's source packages with musl-gcc into a static
-# prefix that every later build reuses: c-ares, nghttp2 (library only), libcurl (HTTP and h2c
-# only), libseccomp, cJSON, mbedTLS and a second libcurl with TLS (in OUTDIR/prefix-tls, which
-# both binaries link: Ray's TLS to the GCS, the sidecar's Kubernetes API), and for the sidecar
-# alone libmicrohttpd; mbedTLS again for glibc (OUTDIR/prefix-unit), for the unit tests.
+# prefix that every later build reuses: c-ares, nghttp2 (library only), libseccomp, cJSON,
+# mbedTLS, libcurl with TLS over it (in OUTDIR/prefix-tls, which both binaries link: Ray's TLS to
+# the GCS, the sidecar's Kubernetes API), and for the sidecar alone libmicrohttpd; mbedTLS again
+# for glibc (OUTDIR/prefix-unit), for the unit tests.
 # Installing host packages and bookworm's deb-src entries is left to scripts/bootstrap.sh; this
 # script builds, and fetches the two sources pinned from trixie (fetch_pinned, below) itself.
 #
@@ -163,7 +163,7 @@ build_nghttp2() {
 
 # curl_build BUILDDIR PREFIX TLS_FLAG...: libcurl for HTTP and h2c only, the TLS choice is the
 # caller's, configured and built out of Debian's source tree (as Debian builds its own flavours)
-# so the two builds never share objects and the tree is never configured in place: cleaning a
+# so a rebuild never meets old objects and the tree is never configured in place: cleaning a
 # configured curl tree (`make distclean`) takes minutes, tests/libtest's Makefile alone is 95 MB.
 # No proxy support on purpose: the GCS and the dashboard are in-cluster, and an http_proxy
 # inherited from the pod must never reroute a health check.
@@ -190,13 +190,9 @@ curl_build() {
     make -C include install
 }
 
-build_curl() {
-    curl_build "$out/build-curl" "$prefix" --without-ssl
-    make install-pkgconfigDATA
-}
-
-# The sidecar's libcurl: the same, plus mbedTLS for the Kubernetes API server, into a prefix of
-# its own (lib/libcurl.a and include/curl only). No default CA bundle: the caller names its CA.
+# The one libcurl, with mbedTLS (Ray's TLS, the Kubernetes API server), into a prefix of its own
+# (lib/libcurl.a and include/curl only). No default CA bundle: the caller names its CA. Both
+# binaries link it.
 build_curl_tls() {
     curl_build "$out/build-curl-tls" "$prefix_tls" --with-mbedtls="$prefix" \
         --without-ca-bundle --without-ca-path
@@ -362,7 +358,6 @@ command -v gperf >/dev/null || { log "gperf not found (apt-get install gperf)"; 
 
 step cares build_cares
 step nghttp2 build_nghttp2
-step curl build_curl
 step seccomp build_seccomp
 step cjson build_cjson
 step mbedtls build_mbedtls
@@ -370,4 +365,4 @@ step mbedtls-unit build_mbedtls_unit
 step curl-tls build_curl_tls
 step microhttpd build_microhttpd
 touch "$out/.stamp-all"
-log "prefix ready: $prefix (and $prefix_tls for the sidecar's libcurl)"
+log "prefix ready: $prefix (and $prefix_tls for libcurl)"
