@@ -15,6 +15,7 @@ from Redis: the workers keep their node ids (whole again = each of them listed A
 GCS, next to a new head node), and no worker container may restart. That listing says the
 workers' raylets lived on; it does not say they take tasks yet (Ray's raylet resumes its GCS
 subscription later: tests/node/test_gcs_ft_on_node.py asks a detached actor for that)."""
+import os
 import threading
 import time
 
@@ -25,6 +26,7 @@ from nodecommon import (
     Namespace,
     attempt,
     interval,
+    keep_logs,
     log,
     recorder_events,
     require,
@@ -86,13 +88,24 @@ class HeadWatch(threading.Thread):
     """Where the re-creation's time goes, from the API polled every 0.2 s (a watch's view, on the
     bench's monotonic clock): the old head pod gone, a new one made, its containers running."""
 
-    def __init__(self, kube, ns, selector, old_uid):
+    def __init__(self, kube, ns, selector, old_uid, old_name=None, container="ray"):
         super().__init__(daemon=True)
         self.kube, self.ns, self.selector, self.old_uid = kube, ns, selector, old_uid
+        self.old_name, self.container, self.old_log = old_name, container, ""
         self.seen, self.done = {}, threading.Event()
+
+    def _follow_old(self):
+        """The old head's log as last read while it lives (with BENCH_LOG_DIR): it goes with its pod."""
+        if not self.old_name or not os.environ.get("BENCH_LOG_DIR") or "old_head_gone" in self.seen:
+            return
+        try:
+            self.old_log = self.kube.log(self.ns, self.old_name, self.container, timestamps=True)
+        except Exception:  # noqa: BLE001 - gone, or not yet readable: the last text read stays
+            pass
 
     def run(self):
         while not self.done.is_set() and len(self.seen) < 3:
+            self._follow_old()
             try:
                 pods = [p for p in self.kube.pods(self.ns, self.selector) if _is_head(p)]
             except Exception:  # noqa: BLE001 - a failed look is retried; a missing instant shows as None
@@ -131,8 +144,9 @@ def one_round(node, name):
                 ns.name, head["metadata"]["name"], "ray"), 120, interval=0.5)
         time.sleep(2)  # the tasks spread over the workers
         before = {p["metadata"]["name"]: _restarts(p) for p in kube.pods(ns.name, selector)}
-        watch = HeadWatch(kube, ns.name, selector, head["metadata"]["uid"])
-        t0 = time.monotonic_ns()
+        watch = HeadWatch(kube, ns.name, selector, head["metadata"]["uid"], head["metadata"]["name"],
+                          "ray-head" if kuberay else "ray")
+        t0, t0_real = time.monotonic_ns(), time.time_ns()
         watch.start()
         if name.startswith("indexed"):
             kube.evict(ns.name, head["metadata"]["name"])
@@ -142,6 +156,7 @@ def one_round(node, name):
                         lambda: _whole(recorder_events(kube, ns.name), old_ids, t0, ft), TIMEOUT_S, interval=0.5)
         whole, serving, new_head = got
         _stop(watch)
+        keep_logs(kube, ns.name, name, t0_real, {"old-head": watch.old_log})
         steps = {f"{k}_s": interval(t0, v, f"head lost -> {k}") for k, v in watch.seen.items()}
         if controller and controller.errors:
             raise MeasurementError(f"the Volcano stand-in failed: {controller.errors}")

@@ -3,6 +3,7 @@ a namespace per measurement torn down fast, the GCS recorder pod (gcs_poll.py), 
 the runtime's stamps, and the statistics. Figures are printed, not judged; the one thing checked
 is that an interval can be true: a negative or impossible one fails the run (MeasurementError)."""
 import datetime
+import os
 import pathlib
 import statistics
 import sys
@@ -127,6 +128,43 @@ def stamped_log(kube, namespace, pod, container):
         stamp, _, text = line.partition(" ")
         out.append((rfc3339_ns(stamp), text))
     return out
+
+
+def keep_logs(kube, namespace, tag, t0_real_ns=None, extra=None):
+    """With BENCH_LOG_DIR set, writes every container's log in NAMESPACE (stamped by containerd, and
+    the previous one of a restarted container) to BENCH_LOG_DIR/TAG-POD-CONTAINER.log, for
+    finding where a round's time went; T0_REAL_NS (the round's instant) heads each file."""
+    out = os.environ.get("BENCH_LOG_DIR")
+    if not out:
+        return
+    pathlib.Path(out).mkdir(parents=True, exist_ok=True)
+    head = f"# t0 {t0_real_ns}\n" if t0_real_ns else ""
+    for what, text in (extra or {}).items():  # logs read earlier, of pods gone since
+        (pathlib.Path(out) / f"{tag}-{what}.log").write_text(head + text)
+    for pod in kube.pods(namespace, None):
+        name = pod["metadata"]["name"]
+        for c in pod["spec"].get("containers", []):
+            for previous in (False, True):
+                try:
+                    text = kube.log(namespace, name, c["name"], previous=previous, timestamps=True)
+                except ApiError:
+                    continue
+                suffix = "-previous" if previous else ""
+                (pathlib.Path(out) / f"{tag}-{name}-{c['name']}{suffix}.log").write_text(head + text)
+        _keep_ray_logs(pod, pathlib.Path(out) / f"{tag}-{name}-ray")
+
+
+def _keep_ray_logs(pod, dest):
+    """Ray's own logs (raylet, GCS, `ray start`'s) of every session the pod's /tmp emptyDir holds,
+    read from the kubelet's directory on this machine: no exec into the pod needed."""
+    import shutil
+    vols = cluster.KUBELET_ROOT / "pods" / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~empty-dir"
+    for logs in vols.glob("*/ray/session_2*/logs"):
+        for f in logs.glob("*"):
+            if f.is_file() and f.suffix in (".out", ".err", ".log"):
+                d = dest / logs.parent.name
+                d.mkdir(parents=True, exist_ok=True)
+                shutil.copy(f, d / f.name)
 
 
 def rfc3339_ns(stamp):
