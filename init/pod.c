@@ -221,6 +221,13 @@ void pod_stop_ray(struct pod *p, long timeout_ms)
     p->kill_at_ms = monotime_ms() + timeout_ms;
 }
 
+void pod_stop_ray_at_once(struct pod *p)
+{
+    /* Ray's daemons stay in ray start's process group (its core workers take groups of their
+     * own, and go with their raylet). */
+    proc_signal_group(p->ray_pid, SIGTERM);
+}
+
 void pod_end(struct pod *p, int exit_code, long timeout_ms)
 {
     p->stopping = true;

@@ -61,6 +61,7 @@ struct pod {
     struct rayrestart ray_restarts; /* a worker's starts of Ray again under the same head */
     pid_t store_pid;                /* the head's deletion of its GCS state from Redis (0: not running) */
     bool store_cleaning;            /* it was started (or could not be): once only */
+    bool leftovers_told;            /* what Ray and the command left was told SIGTERM (once) */
     int watch_status;               /* wait status, valid once watch_ended */
     bool watch_ended;               /* the watch was reaped; the supervisor has not looked yet */
     bool watch_quiet;               /* its failure to connect was said: retries are not */
@@ -102,6 +103,10 @@ struct wait_stop pod_waiter(struct pod *p, enum pod_wake wake);
 
 /* SIGTERM to ray start now; SIGKILL to what is left after timeout_ms. */
 void pod_stop_ray(struct pod *p, long timeout_ms);
+/* SIGTERM to ray start and every daemon of it at once, where nothing is left to hand over (the
+ * head's GCS ends with its pod; a worker's cluster is gone): ray start alone stops its daemons
+ * one after another, giving each up to a second, 2-4 s in all. */
+void pod_stop_ray_at_once(struct pod *p);
 /* Decides the end: exit_code, then pod_stop_ray. */
 void pod_end(struct pod *p, int exit_code, long timeout_ms);
 

@@ -29,18 +29,32 @@
  * SIGTERM once its drained raylet is gone (its main thread blocked on a lock, the raylet an
  * unreaped zombie): without this bound the pod sat out its whole grace period and was killed. */
 #define DRAINED_RAY_STOP_TIMEOUT_MS 5000
+/* The same for the head: its GCS ends with its pod, nothing of its node is handed over, and its
+ * controller re-creates it only once it has ended (Ray took 2-3.5 s to stop on the real node). */
+#define HEAD_RAY_STOP_TIMEOUT_MS 2000
 /* How long the user's command gets between SIGTERM and SIGKILL when Ray dies under it. */
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
 #define WORKER_MONITOR_INTERVAL_MS 2000
-/* What the old Ray left is given this long to end on SIGTERM before Ray starts again (a raylet
- * whose GCS is gone may sit out its own drain on SIGTERM: this is a dead cluster's). */
-#define OLD_RAY_GONE_MS 5000
+/* While the head does not answer, this often: its successor's GCS is seen within half a second
+ * of serving (at 2 s a worker noticed it a second late on average). */
+#define WORKER_LOST_INTERVAL_MS 500
+/* What the old Ray left is given this long to end on SIGTERM before Ray starts again: it is a
+ * cluster's that is over (a raylet whose GCS is gone may sit out its own unregistering, and
+ * Ray's agents poll for their raylet), and each second here is one the new cluster waits. */
+#define OLD_RAY_GONE_MS 1000
+/* How long ray start and its daemons get after SIGTERM when a worker leaves a head that is gone or
+ * new: its cluster is over, nothing of it is handed over. */
+#define LEFT_RAY_STOP_TIMEOUT_MS 1000
 /* While a worker's watch holds the head's rendezvous, its end is told at once: the looks are only
  * a safety net (a head whose node vanished sends no FIN; a replaced head says nothing). */
 #define WORKER_WATCHED_INTERVAL_MS 15000
 /* A watch that was lost (no rendezvous, or it went away) is tried again after this long. */
 #define WORKER_WATCH_RETRY_MS 30000
+/* What Ray and the command leave behind once both have ended (a raylet's orphaned workers, a
+ * command's daemon) is told SIGTERM and given this long, then killed: the pod's work is over, and
+ * waiting for them to the grace period's end held an evicted head's pod 24 s (issue 38). */
+#define LEFTOVERS_GONE_MS 2000
 /* After its command ends, the head keeps its GCS up until no worker is ALIVE or this long, so
  * that every worker without a watch reads the "finished" key on its next look
  * (WORKER_MONITOR_INTERVAL_MS) and leaves by itself. */
@@ -156,6 +170,7 @@ static void shut_down(struct pod *pod)
     long started = monotime_ms();
     long budget = pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
     const char *fate = command_fate(pod), *how = NULL;
+    long stop_after;
     struct drain d;
     char reason[256];
 
@@ -201,21 +216,38 @@ static void shut_down(struct pod *pod)
         how = pod->drained ? "node drained" : "stopped without a drain";
     pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, how);
     pod_stop_ray(pod, started + budget - monotime_ms());
-    if (pod->drained && pod->ray_pid > 0 && pod->kill_at_ms - monotime_ms() > DRAINED_RAY_STOP_TIMEOUT_MS)
-        pod->ray_kill_at_ms = monotime_ms() + DRAINED_RAY_STOP_TIMEOUT_MS;
+    /* A worker's node has left (or could not): its daemons stop together. The head's Ray is
+     * stopped in its own order, its GCS last, so that the command's driver ends by itself rather
+     * than abort on a GCS gone under it; but within HEAD_RAY_STOP_TIMEOUT_MS. */
+    if (pod->plan.role != PLAN_ROLE_HEAD)
+        pod_stop_ray_at_once(pod);
+    stop_after = pod->plan.role == PLAN_ROLE_HEAD ? HEAD_RAY_STOP_TIMEOUT_MS : DRAINED_RAY_STOP_TIMEOUT_MS;
+    if (pod->drained && pod->ray_pid > 0 && pod->kill_at_ms - monotime_ms() > stop_after)
+        pod->ray_kill_at_ms = monotime_ms() + stop_after;
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);
 }
 
-/* ray start, SIGTERMed after its node was drained, has not exited in time: only it and its
- * daemons are killed; the command (a head's) keeps the rest of its grace period. */
+/* ray start, SIGTERMed with nothing left to hand over (its node drained, or its cluster gone),
+ * has not exited in time: only it and its daemons are killed; the command (a head's) keeps the
+ * rest of its grace period. */
 static void kill_drained_ray(struct pod *pod)
 {
     pod->ray_kill_at_ms = 0;
     if (pod->ray_pid <= 0)
         return;
-    log_warn("ray start did not exit within %.1f s of SIGTERM although its node was drained: killing it",
-             (double)DRAINED_RAY_STOP_TIMEOUT_MS / 1000.0);
+    log_warn("ray start did not exit in time after SIGTERM although %s: killing it",
+             pod->restarting_ray ? "its cluster is gone" : "its node was drained");
     proc_signal_group(pod->ray_pid, SIGKILL);
+}
+
+/* A worker leaves a head that is gone or new: ray start and its daemons get SIGTERM together
+ * (repeated at each look until they have gone) and LEFT_RAY_STOP_TIMEOUT_MS, then SIGKILL. */
+static void leave_old_ray(struct pod *pod)
+{
+    pod->restarting_ray = true;
+    pod_stop_ray_at_once(pod);
+    if (!pod->ray_kill_at_ms)
+        pod->ray_kill_at_ms = monotime_ms() + LEFT_RAY_STOP_TIMEOUT_MS;
 }
 
 /* Waits (bounded) until no worker is ALIVE: they leave once they read the "finished" key. The
@@ -371,6 +403,7 @@ static void worker_ray_ended(struct pod *pod)
 
     rdvwatch_stop(&pod->watch); /* it watched the head Ray left; a new one follows the new Ray */
     pod->watch_ended = false;
+    pod->ray_kill_at_ms = 0; /* it was for the Ray that has ended, not the next one */
     if (pod->job_finished) {
         pod->stopping = true;
         pod->exit_code = 0;
@@ -506,8 +539,7 @@ static void give_up_on_gcs(struct pod *pod)
                  "node cannot reach any GCS; stopping Ray to wait for the head and join it again",
                  pod->plan.head_fqdn, pod->plan.head_port, (double)(monotime_ms() - pod->head_lost_since_ms) / 1000.0,
                  pod->settings.gcs_reconnect_timeout_ms / 1000);
-    pod->restarting_ray = true;
-    kill(pod->ray_pid, SIGTERM);
+    leave_old_ray(pod);
 }
 
 /* A drained node whose `ray start --block` stays: Ray 2.60's raylet leaves with exit 0 once its
@@ -563,10 +595,9 @@ static void monitor_head(struct pod *pod)
         }
         /* A watch still held on a head that does not answer (its node gone, no FIN) only slows the
          * looks down: let it go; it is started again once the head answers. */
-        if (pod->watch.pid > 0) {
+        if (pod->watch.pid > 0)
             rdvwatch_stop(&pod->watch);
-            pod->next_monitor_ms = monotime_ms() + WORKER_MONITOR_INTERVAL_MS;
-        }
+        pod->next_monitor_ms = monotime_ms() + WORKER_LOST_INTERVAL_MS;
         give_up_on_gcs(pod);
         return;
     }
@@ -582,8 +613,7 @@ static void monitor_head(struct pod *pod)
         if (!pod->restarting_ray)
             log_info("the head is a new cluster (id %.12s..., was %.12s...): leaving the old one to join it",
                      reply.value, pod->cluster_id);
-        pod->restarting_ray = true;
-        kill(pod->ray_pid, SIGTERM);
+        leave_old_ray(pod);
         return;
     }
     if (pod_ask(pod, prober_req_kv_get(pod->gcs_addr, pod->plan.head_port, FINISHED_KEY, 0), &reply) == PROBER_OK) {
@@ -645,6 +675,24 @@ static void clean_store(struct pod *pod)
         pod->kill_at_ms = monotime_ms() + STORE_CLEAN_TIMEOUT_MS;
 }
 
+/* Ray and the command have ended and processes are left: SIGTERM, then SIGKILL within
+ * LEFTOVERS_GONE_MS. Not while the head deletes its GCS state from Redis (its own bound). */
+static void stop_leftovers(struct pod *pod)
+{
+    const pid_t keep[] = {pod->store_pid};
+    long until = monotime_ms() + LEFTOVERS_GONE_MS;
+    int n;
+    if (pod->leftovers_told || pod->store_pid > 0)
+        return;
+    pod->leftovers_told = true;
+    n = proc_signal_children_except(SIGTERM, keep, sizeof(keep) / sizeof(keep[0]));
+    if (n > 0)
+        log_info("Ray and the command have ended; %d processes they left get SIGTERM, and SIGKILL in %.0f s", n,
+                 LEFTOVERS_GONE_MS / 1000.0);
+    if (pod->kill_at_ms == 0 || pod->kill_at_ms > until)
+        pod->kill_at_ms = until;
+}
+
 static bool children_left(void)
 {
     siginfo_t info;
@@ -697,6 +745,7 @@ int supervise(struct pod *pod)
                 return pod->exit_code;
             if (pod->kill_at_ms == 0)
                 pod->kill_at_ms = monotime_ms() + pod->settings.grace_period_ms - SETTINGS_GRACE_MARGIN_MS;
+            stop_leftovers(pod);
         }
         now = monotime_ms();
         if (pod->kill_at_ms && now >= pod->kill_at_ms) {

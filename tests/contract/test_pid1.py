@@ -486,6 +486,45 @@ def test_ray_stuck_after_its_node_was_drained_is_killed_without_the_whole_grace(
     assert 4.5 < took < 15, f"took {took:.1f} s: the drained Ray's SIGKILL comes 5 s after its SIGTERM"
 
 
+def test_a_drained_heads_stuck_ray_is_killed_after_2_s(run, gcs, tmp_path):
+    """An evicted head is re-created only once its pod has ended, and its GCS ends with it: its
+    `ray start`, SIGTERMed once the drain is accepted, gets 2 s (5 s before issue 38, a worker's
+    bound), then it and its daemons are killed."""
+    r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"),
+            ["--", PY, "-c", "import time; time.sleep(60)"])
+    r.wait_for_log("started the command")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(40) == 128 + signal.SIGTERM, r.stderr
+    took = time.monotonic() - t0
+    assert "although its node was drained: killing it" in r.stderr and "deadline passed" not in r.stderr, r.stderr
+    assert 1.5 < took < 4.5, f"took {took:.1f} s: the head's drained Ray is killed 2 s after its SIGTERM"
+
+
+# A command that leaves a process of its own behind, in a session of its own (a daemon): once the
+# command has ended it is rayboot's child (the subreaper's), out of reach of the command's group.
+LEAVES_A_DAEMON = ("import subprocess, time\n"
+                   "subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+                   "print('ready', flush=True)\n"
+                   "time.sleep(60)\n")
+
+
+def test_what_ray_and_the_command_leave_is_stopped_within_2_s(run, gcs):
+    """Once Ray and the command have ended, what they left (a raylet's orphaned workers, a command's
+    daemon) gets SIGTERM and 2 s, then SIGKILL: the pod's work is over. Before issue 38 rayboot
+    waited for it until the grace period's end (an evicted head's pod held 24 s on the node)."""
+    r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", LEAVES_A_DAEMON])
+    r.wait_for_log("started the command")
+    r.wait_for_log("ready", stdout=True)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(40) == 128 + signal.SIGTERM, r.stderr
+    took = time.monotonic() - t0
+    assert "1 processes they left get SIGTERM" in r.stderr, r.stderr
+    assert took < 5, f"took {took:.1f} s: what the command left held the pod\n{r.stderr}"
+
+
 def test_no_termination_log_file_is_created(run, gcs, tmp_path):
     log = tmp_path / "absent"
     r = run(head_env(gcs, RAYBOOT_TERMINATION_LOG=str(log)), ["--", PY, "-c", "pass"])
