@@ -8,6 +8,7 @@ reason), the pod's last phase, and the seconds from the eviction call to the pod
                    its preStop drain.
 - rayboot:         k8s/indexed-job/ray-cluster.yaml: rayboot as the entrypoint.
 Each a head and one worker (the same for all), the worker idle (no tasks), alternating."""
+import pathlib
 import threading
 import time
 
@@ -107,6 +108,51 @@ def _after(lines, t0_real):
     return [f"+{(t - t0_real) / 1e9:.2f} s {text[:160]}" for t, text in lines if t >= t0_real]
 
 
+def _ray_start_state(ip):
+    """What the pod's `ray start` is doing (the process whose argv has `ray` and `start`), read from
+    the node's /proc: its signal masks, and each thread's state, wait channel and kernel stack.
+    For a round where the pod is slow to go (issue 38: Ray's SIGTERM handler ran 27 s late)."""
+    import cluster
+    out = []
+    try:
+        procs = cluster.processes_in_netns(cluster.pod_sandboxes()[ip])
+    except (KeyError, OSError) as e:
+        return [f"no sandbox for {ip}: {e}"]
+    for pid, argv in procs.items():
+        words = [a.rsplit(b"/", 1)[-1] for a in argv]
+        if b"start" not in words or not any(w.startswith(b"ray") for w in words):
+            continue
+        base = pathlib.Path(f"/proc/{pid}")
+        try:
+            status = (base / "status").read_text().splitlines()
+            out.append(f"pid {pid}: {b' '.join(argv)[:120]!r}")
+            out += [ln for ln in status if ln.split(":")[0] in ("State", "NSpid", "SigPnd", "ShdPnd", "SigBlk",
+                                                                  "SigIgn", "SigCgt", "Threads")]
+            for t in sorted((base / "task").iterdir(), key=lambda x: int(x.name)):
+                stat = (t / "stat").read_text()
+                comm, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
+                wchan = (t / "wchan").read_text()
+                stack = " < ".join(ln.split()[-1] for ln in (t / "stack").read_text().splitlines()[:4])
+                blk = [ln for ln in (t / "status").read_text().splitlines() if ln.startswith("SigBlk")]
+                out.append(f"  tid {t.name} {comm} {state} {wchan} {blk[0] if blk else ''} [{stack}]")
+        except OSError as e:
+            out.append(f"pid {pid}: {e}")
+    return out
+
+
+class SlowLook(threading.Thread):
+    """After AFTER_S seconds, if the pod is not gone yet, takes _ray_start_state once."""
+
+    def __init__(self, ip, after_s=3.0):
+        super().__init__(daemon=True)
+        self.ip, self.after_s, self.state, self.done = ip, after_s, None, threading.Event()
+        self.start()
+
+    def run(self):
+        if not self.done.wait(self.after_s):
+            self.state = _ray_start_state(self.ip)
+
+
 def one_round(node, name):
     kube = node.kube
     ns = Namespace(kube, "ev-" + name.replace("+", "-"))
@@ -123,8 +169,11 @@ def one_round(node, name):
         time.sleep(0.5)
         t0, t0_real = time.monotonic_ns(), time.time_ns()
         kube.evict(ns.name, pod)
+        slow = SlowLook(ip)
         last = kube.follow_pod_until_gone(ns.name, pod, 120)
         gone = interval(t0, time.monotonic_ns(), "eviction -> pod gone")
+        slow.done.set()
+        slow.join(timeout=30)
         log_after = _after(tail.stop(), t0_real)
         sidecar_after = _after(side_tail.stop(), t0_real) if side_tail else []
 
@@ -146,7 +195,8 @@ def one_round(node, name):
                 "container_reason": term.get("reason"), "message": (term.get("message") or "")[-200:],
                 "gcs_state": rec[1] if rec else None, "death_reason": reason,
                 "drained": reason.startswith("AUTOSCALER_DRAIN"), "sidecar_message": (side_term.get("message") or "")[-300:], "log_after": log_after[-12:],
-                "sidecar_log_after": sidecar_after[-12:]}
+                "sidecar_log_after": sidecar_after[-12:],
+                "ray_start_after_3s": slow.state}
     finally:
         ns.close(owners)
 
