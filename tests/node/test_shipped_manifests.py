@@ -746,10 +746,11 @@ def assert_stopped_head(last, how, decided):
 
 # How long a head whose job runs may take to end once deleted or evicted: its controller
 # re-creates it only then. It has its node drained and stops Ray without waiting for the node to
-# leave (the contract test test_the_head_does_not_wait_for_its_node_to_leave holds that); what is
-# left is Ray's own stop, one process after another (3.1 s seen on the node, 2026-11-29). A bound,
-# not the figure: half the 13.5 s the head could wait for its node before.
-HEAD_END_S = 3.0
+# leave (the contract test test_the_head_does_not_wait_for_its_node_to_leave holds that), keeps
+# its GCS up 0.6 s for workers draining at the same time, and gives its ray start 2 s (issue 38:
+# 3.02-3.04 s seen on the node, 2026-11-29; 3.2-3.85 s before, without the 0.6 s). A bound, not
+# the figure.
+HEAD_END_S = 3.5
 
 
 def assert_head_ended_at_once(head_end, t0):
