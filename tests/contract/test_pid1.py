@@ -521,7 +521,7 @@ def test_what_ray_and_the_command_leave_is_stopped_within_2_s(run, gcs):
     os.kill(r.proc.pid, signal.SIGTERM)
     assert r.wait(40) == 128 + signal.SIGTERM, r.stderr
     took = time.monotonic() - t0
-    assert "1 processes they left get SIGTERM" in r.stderr, r.stderr
+    assert re.search(r"\d+ processes they left get SIGTERM", r.stderr), r.stderr
     assert took < 5, f"took {took:.1f} s: what the command left held the pod\n{r.stderr}"
 
 
