@@ -28,7 +28,7 @@
  * has nothing left to hand over, and Ray 2.60's `ray start --block` sometimes never exits on
  * SIGTERM once its drained raylet is gone: its main thread sleeping, SIGTERM caught and not
  * pending (/proc on the real node, bench/node/evict.py: 1 or 2 rounds of 2). It exits within
- * 0.3 s when it does, so 1 s is enough; at 5 s such a pod took 6.5 s to go (issue 38). */
+ * 0.3 s when it does, so 1 s is enough; at 5 s such a pod took 6.5 s to go. */
 #define DRAINED_RAY_STOP_TIMEOUT_MS 1000
 /* The same for the head, whose GCS ends with its pod and whose controller re-creates it only
  * once it has ended (Ray took 2-3.5 s to stop there on the real node): a second longer, for its
@@ -55,7 +55,7 @@
 #define WORKER_WATCH_RETRY_MS 30000
 /* What Ray and the command leave behind once both have ended (a raylet's orphaned workers, a
  * command's daemon) is told SIGTERM and given this long, then killed: the pod's work is over, and
- * waiting for them to the grace period's end held an evicted head's pod 24 s (issue 38). */
+ * waiting for them to the grace period's end held an evicted head's pod 24 s. */
 #define LEFTOVERS_GONE_MS 2000
 /* After its command ends, the head keeps its GCS up until no worker is ALIVE or this long, so
  * that every worker without a watch reads the "finished" key on its next look

@@ -111,7 +111,7 @@ def _after(lines, t0_real):
 def _ray_start_state(ip):
     """What the pod's `ray start` is doing (the process whose argv has `ray` and `start`), read from
     the node's /proc: its signal masks, and each thread's state, wait channel and kernel stack.
-    For a round where the pod is slow to go (issue 38: Ray's SIGTERM handler ran 27 s late)."""
+    For a round where the pod is slow to go (once Ray's SIGTERM handler ran 27 s late)."""
     import cluster
     out = []
     try:

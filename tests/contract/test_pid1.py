@@ -469,7 +469,7 @@ def test_termination_log_after_a_drained_eviction(run, gcs, tmp_path):
 
 def test_ray_stuck_after_its_node_was_drained_is_killed_without_the_whole_grace(run, gcs, tmp_path):
     """Ray 2.60's `ray start --block` sometimes never exits on SIGTERM once its drained raylet is
-    gone: with the node drained, rayboot kills it after 1 s (5 s before issue 38) instead of
+    gone: with the node drained, rayboot kills it after 1 s (5 s before) instead of
     sitting out the grace period (30 s here), and the eviction still ends as a drained one."""
     from fake_gcs import Node
     gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
@@ -488,7 +488,7 @@ def test_ray_stuck_after_its_node_was_drained_is_killed_without_the_whole_grace(
 
 def test_a_drained_heads_stuck_ray_is_killed_after_2_s(run, gcs, tmp_path):
     """An evicted head is re-created only once its pod has ended, and its GCS ends with it: its
-    `ray start`, SIGTERMed once the drain is accepted, gets 2 s (5 s before issue 38, a worker's
+    `ray start`, SIGTERMed once the drain is accepted, gets 2 s (5 s before, a worker's
     bound), then it and its daemons are killed."""
     r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"),
             ["--", PY, "-c", "import time; time.sleep(60)"])
@@ -512,7 +512,7 @@ LEAVES_A_DAEMON = ("import subprocess, time\n"
 
 def test_what_ray_and_the_command_leave_is_stopped_within_2_s(run, gcs):
     """Once Ray and the command have ended, what they left (a raylet's orphaned workers, a command's
-    daemon) gets SIGTERM and 2 s, then SIGKILL: the pod's work is over. Before issue 38 rayboot
+    daemon) gets SIGTERM and 2 s, then SIGKILL: the pod's work is over. Before, rayboot
     waited for it until the grace period's end (an evicted head's pod held 24 s on the node)."""
     r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", LEAVES_A_DAEMON])
     r.wait_for_log("started the command")

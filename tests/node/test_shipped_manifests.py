@@ -747,8 +747,8 @@ def assert_stopped_head(last, how, decided):
 # How long a head whose job runs may take to end once deleted or evicted: its controller
 # re-creates it only then. It has its node drained and stops Ray without waiting for the node to
 # leave (the contract test test_the_head_does_not_wait_for_its_node_to_leave holds that), keeps
-# its GCS up 0.6 s for workers draining at the same time, and gives its ray start 2 s (issue 38:
-# 3.02-3.04 s seen on the node, 2026-11-29; 3.2-3.85 s before, without the 0.6 s). A bound, not
+# its GCS up 0.6 s for workers draining at the same time, and gives its ray start 2 s (seen on
+# the node: 3.02-3.04 s, 2026-11-29; 3.2-3.85 s before, without the 0.6 s). A bound, not
 # the figure.
 HEAD_END_S = 3.5
 
@@ -783,7 +783,7 @@ def rejoined(node, namespace, old_head_ip, worker_ips, old_ids, workers):
 # A worker's own share of its rejoin: from deciding to leave its old cluster (the head answers as a
 # new one, or its Ray ended with the head gone or new) to starting Ray again. The old Ray's
 # processes are stopped together and given 1 s, what they leave 1 s more; it was 7 s (ray start
-# stopping its daemons one after another, 2 s, then 5 s for what they left: issue 38).
+# stopping its daemons one after another, 2 s, then 5 s for what they left).
 REJOIN_OWN_S = 3.0
 LEAVING = ("leaving the old one to join it", "Ray exited and the head is gone or new")
 
