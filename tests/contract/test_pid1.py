@@ -133,6 +133,18 @@ def test_sigterm_stops_command_and_ray_and_the_head_exits_with_the_commands_outc
     assert log.read_text().endswith("; Ray stopped (exit 143)\n"), log.read_text()
 
 
+def sigterm_running_head(r, then=None):
+    """Once the head's command runs: calls THEN (if any), SIGTERMs the head, and returns how many
+    seconds it took to exit, which must be with the command's 143."""
+    r.wait_for_log("started the command")
+    if then:
+        then()
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
+    return time.monotonic() - t0
+
+
 def test_the_head_does_not_wait_for_its_node_to_leave(run, gcs):
     """An evicted or deleted head is re-created only once its old pod has ended (Volcano's
     RestartTask, the Job controller), and its cluster's GCS ends with it: nothing can move off its
@@ -141,11 +153,7 @@ def test_the_head_does_not_wait_for_its_node_to_leave(run, gcs):
     to wait half its grace period for it: 13.5 s of 30)."""
     gcs.drain_removes_node = False
     r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", "import time; time.sleep(60)"])
-    r.wait_for_log("started the command")
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
-    took = time.monotonic() - t0
+    took = sigterm_running_head(r)
     drains = [parse(req) for method, req in gcs.calls if method == DRAIN]
     assert len(drains) == 1 and drains[0][1] == [b"\xaa" * 28] and drains[0][2] == [2], gcs.methods()
     assert took < 2, f"the head waited {took:.1f} s for its node to leave:\n{r.stderr}"
@@ -165,17 +173,12 @@ def test_the_head_keeps_its_gcs_up_while_its_workers_drain(run, gcs, tmp_path):
     gcs.nodes.append(worker)
     r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30", RAYBOOT_TERMINATION_LOG=str(log)),
             ["--", PY, "-c", "import time; time.sleep(60)"])
-    r.wait_for_log("started the command")
 
     def leave():
         time.sleep(2)
         with gcs.lock:
             worker.alive, worker.draining, worker.death = False, False, 3
-    threading.Thread(target=leave, daemon=True).start()
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
-    took = time.monotonic() - t0
+    took = sigterm_running_head(r, then=lambda: threading.Thread(target=leave, daemon=True).start())
     assert 1.9 < took < 4, f"the head stopped {took:.1f} s after SIGTERM; the worker left after 2 s:\n{r.stderr}"
     assert "the workers' drains are through (1 of 1 workers left, 0 still ALIVE)" in r.stderr, r.stderr
     assert "node drained" in log.read_text(), log.read_text()
@@ -187,11 +190,7 @@ def test_a_head_deleted_alone_does_not_wait_for_its_workers(run, gcs):
     gcs.drain_removes_node = False
     gcs.nodes.append(Node("10.0.0.2", node_id=b"\xbb" * 28, name="worker-0"))
     r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", "import time; time.sleep(60)"])
-    r.wait_for_log("started the command")
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
-    took = time.monotonic() - t0
+    took = sigterm_running_head(r)
     assert took < 2, f"the head deleted alone took {took:.1f} s:\n{r.stderr}"
     assert "drains are through" not in r.stderr, r.stderr
 
