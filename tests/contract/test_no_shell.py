@@ -71,6 +71,7 @@ REFUSED_ENV = {
     "RAYBOOT_RENDEZVOUS_PORT": SETTINGS_READ,
     "RAYBOOT_SIDECAR_PORT": ("sidecar",),
     "RAYBOOT_SIDECAR_DRAIN_PORT": ("sidecar", "drain"),
+    "RAYBOOT_SIDECAR_READINESS": ("sidecar",),
     "RAYBOOT_DASHBOARD_ADDRESS": ("submit",),
     "RAYBOOT_RUNTIME_ENV": SUBMITTER_READS,
     "RAYBOOT_RUNTIME_ENV_FILE": SUBMITTER_READS,  # no file has that name (one that has: below)
