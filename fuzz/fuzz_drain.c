@@ -54,7 +54,7 @@ static void make_reply(struct script *s, uint8_t control, struct prober_reply *r
 static void check(const struct drain *d, enum drain_state before, long now_ms)
 {
     if (d->state < before || d->state > DRAIN_DONE || d->state == DRAIN_IDLE ||
-        (d->state == DRAIN_DONE && d->outcome > DRAIN_FAILED) || !fuzz_terminated(d->detail, sizeof(d->detail)) ||
+        (d->state == DRAIN_DONE && d->outcome > DRAIN_GCS_LOST) || !fuzz_terminated(d->detail, sizeof(d->detail)) ||
         drain_elapsed_ms(d, now_ms) < 0)
         __builtin_trap();
 }
