@@ -680,13 +680,12 @@ static void clean_store(struct pod *pod)
  * LEFTOVERS_GONE_MS. Not while the head deletes its GCS state from Redis (its own bound). */
 static void stop_leftovers(struct pod *pod)
 {
-    const pid_t keep[] = {pod->store_pid};
     long until = monotime_ms() + LEFTOVERS_GONE_MS;
     int n;
     if (pod->leftovers_told || pod->store_pid > 0)
         return;
     pod->leftovers_told = true;
-    n = proc_signal_children_except(SIGTERM, keep, sizeof(keep) / sizeof(keep[0]));
+    n = proc_signal_children(SIGTERM);
     if (n > 0)
         log_info("Ray and the command have ended; %d processes they left get SIGTERM, and SIGKILL in %.0f s", n,
                  LEFTOVERS_GONE_MS / 1000.0);
