@@ -133,15 +133,15 @@ def test_sigterm_stops_command_and_ray_and_the_head_exits_with_the_commands_outc
     assert log.read_text().endswith("; Ray stopped (exit 143)\n"), log.read_text()
 
 
-def sigterm_running_head(r, then=None):
+def sigterm_running_head(r, then=None, timeout=20):
     """Once the head's command runs: calls THEN (if any), SIGTERMs the head, and returns how many
-    seconds it took to exit, which must be with the command's 143."""
+    seconds it took to exit, which must be with the command's 143 (SIGTERM stopped it)."""
     r.wait_for_log("started the command")
     if then:
         then()
     t0 = time.monotonic()
     os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(20) == 128 + signal.SIGTERM, r.stderr
+    assert r.wait(timeout) == 128 + signal.SIGTERM, r.stderr
     return time.monotonic() - t0
 
 
@@ -430,12 +430,8 @@ def test_ray_dying_under_the_command_stops_it(run, gcs):
 def test_ray_ignoring_sigterm_is_killed_at_the_deadline(run, gcs, tmp_path):
     r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="5"),
             ["--", PY, "-c", "import time; time.sleep(60)"])
-    r.wait_for_log("started the command")
-    ray_started(tmp_path)
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(15) == 128 + signal.SIGTERM, r.stderr  # the command's end: SIGTERM stopped it
-    assert 1.0 < time.monotonic() - t0 < 5.0, "SIGKILL must come at grace minus the margin"
+    took = sigterm_running_head(r, then=lambda: ray_started(tmp_path), timeout=15)
+    assert 1.0 < took < 5.0, "SIGKILL must come at grace minus the margin"
 
 
 def test_prober_outside_its_seccomp_allowlist_is_killed_and_reported(run, closed_port):
@@ -491,12 +487,7 @@ def test_a_drained_heads_stuck_ray_is_killed_after_2_s(run, gcs, tmp_path):
     bound), then it and its daemons are killed."""
     r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"),
             ["--", PY, "-c", "import time; time.sleep(60)"])
-    r.wait_for_log("started the command")
-    ray_started(tmp_path)
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(40) == 128 + signal.SIGTERM, r.stderr
-    took = time.monotonic() - t0
+    took = sigterm_running_head(r, then=lambda: ray_started(tmp_path), timeout=40)
     assert "although its node was drained: killing it" in r.stderr and "deadline passed" not in r.stderr, r.stderr
     assert 1.5 < took < 4.5, f"took {took:.1f} s: the head's drained Ray is killed 2 s after its SIGTERM"
 
@@ -514,12 +505,7 @@ def test_what_ray_and_the_command_leave_is_stopped_within_2_s(run, gcs):
     daemon) gets SIGTERM and 2 s, then SIGKILL: the pod's work is over. Before, rayboot
     waited for it until the grace period's end (an evicted head's pod held 24 s on the node)."""
     r = run(head_env(gcs, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", LEAVES_A_DAEMON])
-    r.wait_for_log("started the command")
-    r.wait_for_log("ready", stdout=True)
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    assert r.wait(40) == 128 + signal.SIGTERM, r.stderr
-    took = time.monotonic() - t0
+    took = sigterm_running_head(r, then=lambda: r.wait_for_log("ready", stdout=True), timeout=40)
     assert re.search(r"\d+ processes they left get SIGTERM", r.stderr), r.stderr
     assert took < 5, f"took {took:.1f} s: what the command left held the pod\n{r.stderr}"
 
