@@ -181,6 +181,9 @@ def test_kueue_admits_a_whole_cluster_and_its_preemption_drains_it(node, restric
     gcs_recorder(node, ns, gcs_of.format(name))
     running = {p["metadata"]["name"]: p for p in node.pods(ns, pods_of.format(name))}
     assert len(running) == 3, sorted(running)
+    # The recorder pod runs before its Python has imported Ray's modules and made its first call:
+    # the preemption waits until it has the cluster on record.
+    node.wait("the recorder's first look", lambda: alive_nodes(node_record(node, ns)) == 3, 120, interval=0.5)
     head_name = head()
     if kind != "LeaderWorkerSet":  # an LWS leader restarts its container after a result: it holds
         node.patch(f"/api/v1/namespaces/{ns}/configmaps/{EXAMPLE_CONFIGMAP}",
@@ -207,6 +210,7 @@ def test_kueue_admits_a_whole_cluster_and_its_preemption_drains_it(node, restric
         return bool(mine) and mine[-1][1] == "DEAD" and mine[-1][2].startswith("AUTOSCALER_DRAIN")
     assert drained(running[head_name]["status"]["podIP"]), record
     undrained = []
+    ips = {n: pod["status"]["podIP"] for n, pod in running.items()}  # a pod's last status may have none
     for n, pod in last.items():
         (ray,) = [c for c in pod["status"]["containerStatuses"] if c["name"] == "ray"]
         term = ray["state"].get("terminated") or ray.get("lastState", {}).get("terminated") or {}
@@ -216,8 +220,11 @@ def test_kueue_admits_a_whole_cluster_and_its_preemption_drains_it(node, restric
             assert "node drained" in term["message"], (n, term)
             continue
         assert term.get("exitCode") == 0, (n, term)
-        if "node drained" not in term["message"] or not drained(pod["status"]["podIP"]):
-            undrained.append((n, term["message"].strip(), [r[1:3] for r in record if r[0] == pod["status"]["podIP"]]))
+        # Drained is what the GCS's table says; the worker says "node drained" when it saw its node
+        # leave, or that its drain was accepted and the GCS went (the whole cluster going) first.
+        said_drained = "node drained" in term["message"] or "node drain accepted" in term["message"]
+        if not said_drained or not drained(ips[n]):
+            undrained.append((n, term["message"].strip(), [r[1:3] for r in record if r[0] == ips[n]]))
     not_failed(node, ns, platform, name)
 
     # Re-admitted once the urgent Job is gone: the cluster whole again, its program to its result.

@@ -1,6 +1,6 @@
 """k8s/lws/ray-serve.yaml on the real node under the real LeaderWorkerSet controller (v0.9.0, its
 webhooks live): the leader is Ready only while its group's Ray cluster is whole, which is read
-here from the GCS's own node table (a recorder pod polls GetAllNodeInfo every 0.2 s and keeps
+here from the GCS's own node table (a recorder pod polls GetAllNodeInfo every 50 ms and keeps
 every change, with the log's timestamps: test_shipped_manifests.gcs_recorder) and from the pod's
 Ready condition, polled every 0.25 s, never from a log line. The Service in front of the leaders
 answers with the whole cluster. A worker lost: with the shipped RecreateGroupOnPodRestart the
@@ -29,7 +29,7 @@ from test_shipped_manifests import (
 
 LEADER = "ray-serve-0"
 SIZE = 3
-# The recorder polls every 0.2 s: a node ALIVE before a look may be in its record up to this much
+# The recorder polls every 50 ms (slower under load): a node ALIVE before a look may be in its record up to this much
 # after it.
 RECORD_LAG_S = 0.5
 # A GET of the Service's ClusterIP from a pod of the namespace (kube-proxy's rules are for pods):

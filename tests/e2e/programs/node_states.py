@@ -3,7 +3,7 @@ GetAllNodeInfo, so tests can tell a drained node from one that died.
 
 Usage: node_states.py [GCS_ADDRESS [--watch | --follow]]   (default 127.0.0.1:6379, run inside
 the head pod)
-With --watch it polls every 0.2 s and prints each node's line when it first appears or changes,
+With --watch it polls every 50 ms and prints each node's line when it first appears or changes,
 until the GCS stops answering: a record of the node table that outlives the head. --follow goes
 on across heads: when the GCS stops answering it dials the address again (a new connection, so
 the name is looked up again) until the next head's GCS answers, and records that one too; it
@@ -21,6 +21,9 @@ watch = follow or "--watch" in sys.argv[2:]
 # A call to a head whose pod is gone is never answered (its address answers nothing, not even a
 # reset) and lasts its whole deadline: following, a short one lets the next head be found at once.
 CALL_TIMEOUT_S = 2 if follow else 10
+# A whole cluster deleted at once drains and ends within a few hundred milliseconds, its head's GCS
+# up only a quarter of a second after the last drain: the record must look more often than that.
+POLL_S = 0.05
 
 
 def dial():
@@ -65,4 +68,4 @@ while True:
         if follow:  # gRPC's own reconnection backs off for up to 2 minutes: dial afresh
             channel.close()
             channel, call = dial()
-    time.sleep(0.2)
+    time.sleep(POLL_S)
