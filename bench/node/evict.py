@@ -7,7 +7,13 @@ reason), the pod's last phase, and the seconds from the eviction call to the pod
 - kuberay+sidecar: k8s/kuberay/ray-cluster.yaml: the same KubeRay pods with rayboot-sidecar and
                    its preStop drain.
 - rayboot:         k8s/indexed-job/ray-cluster.yaml: rayboot as the entrypoint.
-Each a head and one worker (the same for all), the worker idle (no tasks), alternating."""
+- vcjob:           k8s/volcano/ray-cluster.yaml under the Volcano stand-in (tests/node/volcano.py):
+                   rayboot, and its sidecar's preStop drain.
+- lws, jobset:     k8s/lws/ray-cluster.yaml and k8s/jobset/ray-cluster.yaml under the real
+                   LeaderWorkerSet and JobSet controllers (tests/node/controllers.py, started once).
+Each a head and one worker (the same for all), the worker idle (no tasks), alternating. What the
+platform does next (Volcano's RestartJob, LWS's group re-made, JobSet's failure policy) follows
+the worker's end and is not timed here."""
 import pathlib
 import threading
 import time
@@ -28,7 +34,9 @@ from nodecommon import (
 
 from test_shipped_manifests import load
 
-NAMES = ("kuberay", "kuberay+sidecar", "rayboot")
+NAMES = ("kuberay", "kuberay+sidecar", "rayboot", "vcjob", "lws", "jobset")
+# The controllers a contender needs besides the node's own, started once for the run.
+CONTROLLERS = {"lws": "LWS", "jobset": "JOBSET"}
 
 
 def _kuberay_sidecar(namespace):
@@ -43,6 +51,27 @@ def _kuberay_sidecar(namespace):
     return docs
 
 
+def _one_worker(name, ns):
+    """A shipped manifest (rayboot as every pod's entrypoint) with one worker, and the selector of
+    that worker's pod."""
+    if name == "rayboot":
+        return (contenders.indexed_job(ns, workers=1),
+                "job-name=ray-indexed,batch.kubernetes.io/job-completion-index=1")
+    if name == "vcjob":
+        return contenders.vcjob(ns, workers=1), "volcano.sh/job-name=ray-cluster,volcano.sh/task-spec=worker"
+    manifest = {"lws": "lws/ray-cluster.yaml", "jobset": "jobset/ray-cluster.yaml"}[name]
+    docs = [contenders._uniform(d, ns) for d in load(manifest)]
+    for d in docs:
+        if d["kind"] == "LeaderWorkerSet":
+            d["spec"]["leaderWorkerTemplate"]["size"] = 2
+        elif d["kind"] == "JobSet":
+            (workers,) = [j for j in d["spec"]["replicatedJobs"] if j["name"] == "workers"]
+            workers["replicas"] = 1
+    if name == "lws":
+        return docs, "leaderworkerset.sigs.k8s.io/name=ray-lws,leaderworkerset.sigs.k8s.io/worker-index!=0"
+    return docs, "jobset.sigs.k8s.io/jobset-name=ray-jobset,jobset.sigs.k8s.io/replicatedjob-name=workers"
+
+
 def _setup(name, ns):
     """(docs, GCS address, worker selector, Ray container, owner paths)."""
     if name == "kuberay":
@@ -55,17 +84,20 @@ def _setup(name, ns):
         c = [d for d in docs if d["kind"] == "RayCluster"][0]["metadata"]["name"]
         return (docs, f"{c}-head-svc:6379", f"ray.io/cluster={c},ray.io/node-type=worker", "ray-worker",
                 [f"/apis/ray.io/v1/namespaces/{ns}/rayclusters/{c}"])
-    docs = contenders.indexed_job(ns, workers=1)
-    return (docs, "ray-indexed-0.ray-indexed:6379", "job-name=ray-indexed", "ray",
-            [f"/apis/batch/v1/namespaces/{ns}/jobs/ray-indexed"])
+    docs, selector = _one_worker(name, ns)
+    address, owner = {
+        "rayboot": ("ray-indexed-0.ray-indexed:6379", "/apis/batch/v1/namespaces/{}/jobs/ray-indexed"),
+        "vcjob": ("ray-cluster-head:6379", "/apis/batch.volcano.sh/v1alpha1/namespaces/{}/jobs/ray-cluster"),
+        "lws": ("ray-lws-0.ray-lws:6379", "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{}/leaderworkersets/ray-lws"),
+        "jobset": ("ray-jobset-head-0-0.ray-jobset:6379", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/{}/jobsets/ray-jobset"),
+    }[name]
+    return docs, address, selector, "ray", [owner.format(ns)]
 
 
 def _worker_pod(kube, ns, selector):
     for p in kube.pods(ns, selector):
-        idx = p["metadata"].get("annotations", {}).get("batch.kubernetes.io/job-completion-index")
-        if idx not in (None, "0") or "worker" in p["metadata"]["name"]:
-            if p["status"].get("podIP"):
-                return p
+        if p["status"].get("podIP") and not p["metadata"].get("deletionTimestamp"):
+            return p
     return None
 
 
@@ -157,15 +189,18 @@ def one_round(node, name):
     kube = node.kube
     ns = Namespace(kube, "ev-" + name.replace("+", "-"))
     docs, address, selector, container, owners = _setup(name, ns.name)
+    controller = None
     try:
-        contenders.set_up(kube, ns.name, name, docs, address, HOLD_JOB)
+        controller = contenders.set_up(kube, ns.name, name, docs, address, HOLD_JOB)
         for d in docs:
             kube.create(d)
         worker = kube.wait(f"{name}: the worker pod", lambda: _worker_pod(kube, ns.name, selector), 180)
         ip, pod = worker["status"]["podIP"], worker["metadata"]["name"]
         kube.wait(f"{name}: the worker ALIVE in the GCS", lambda: _alive(kube, ns.name, ip), 240, interval=0.25)
         tail = LogTail(kube, ns.name, pod, container)
-        side_tail = LogTail(kube, ns.name, pod, "rayboot-sidecar") if name == "kuberay+sidecar" else None
+        has_sidecar = any(c["name"] == "rayboot-sidecar"
+                          for c in worker["spec"]["containers"] + worker["spec"].get("initContainers", []))
+        side_tail = LogTail(kube, ns.name, pod, "rayboot-sidecar") if has_sidecar else None
         time.sleep(0.5)
         t0, t0_real = time.monotonic_ns(), time.time_ns()
         kube.evict(ns.name, pod)
@@ -198,11 +233,21 @@ def one_round(node, name):
                 "sidecar_log_after": sidecar_after[-12:],
                 "ray_start_after_3s": slow.state}
     finally:
+        if controller:
+            controller.stop()
         ns.close(owners)
+
+
+def start_controllers(node, names):
+    import controllers
+    for name in names:
+        if name in CONTROLLERS:
+            controllers.start(node.kube, getattr(controllers, CONTROLLERS[name]))
 
 
 def run(node, quick, rounds=None):
     rounds = rounds or (2 if quick else 5)
+    start_controllers(node, NAMES)
     got = {n: [] for n in NAMES}
     for i in range(rounds):
         for name in NAMES:

@@ -88,20 +88,24 @@ class HeadWatch(threading.Thread):
     """Where the re-creation's time goes, from the API polled every 0.2 s (a watch's view, on the
     bench's monotonic clock): the old head pod gone, a new one made, its containers running."""
 
-    def __init__(self, kube, ns, selector, old_uid, old_name=None, container="ray"):
+    def __init__(self, kube, ns, selector, old_uid, old_name=None, containers=("ray",)):
         super().__init__(daemon=True)
         self.kube, self.ns, self.selector, self.old_uid = kube, ns, selector, old_uid
-        self.old_name, self.container, self.old_log = old_name, container, ""
+        self.old_name, self.containers, self.old_logs = old_name, containers, {}
         self.seen, self.done = {}, threading.Event()
 
     def _follow_old(self):
-        """The old head's log as last read while it lives (with BENCH_LOG_DIR): it goes with its pod."""
+        """The old head's containers' logs as last read while it lives (with BENCH_LOG_DIR): they go
+        with its pod."""
         if not self.old_name or not os.environ.get("BENCH_LOG_DIR") or "old_head_gone" in self.seen:
             return
-        try:
-            self.old_log = self.kube.log(self.ns, self.old_name, self.container, timestamps=True)
-        except Exception:  # noqa: BLE001 - gone, or not yet readable: the last text read stays
-            pass
+        for c in self.containers:
+            try:
+                text = self.kube.log(self.ns, self.old_name, c, timestamps=True)
+            except Exception:  # noqa: BLE001 - gone, or not yet readable: the last text read stays
+                continue
+            if not text.startswith("unable to retrieve container logs"):  # the kubelet's word once it is gone
+                self.old_logs[f"old-head-{c}"] = text
 
     def run(self):
         while not self.done.is_set() and len(self.seen) < 3:
@@ -144,8 +148,8 @@ def one_round(node, name):
                 ns.name, head["metadata"]["name"], "ray"), 120, interval=0.5)
         time.sleep(2)  # the tasks spread over the workers
         before = {p["metadata"]["name"]: _restarts(p) for p in kube.pods(ns.name, selector)}
-        watch = HeadWatch(kube, ns.name, selector, head["metadata"]["uid"], head["metadata"]["name"],
-                          "ray-head" if kuberay else "ray")
+        containers = [c["name"] for c in head["spec"]["containers"] + head["spec"].get("initContainers", [])]
+        watch = HeadWatch(kube, ns.name, selector, head["metadata"]["uid"], head["metadata"]["name"], containers)
         t0, t0_real = time.monotonic_ns(), time.time_ns()
         watch.start()
         if name.startswith("indexed"):
@@ -156,7 +160,7 @@ def one_round(node, name):
                         lambda: _whole(recorder_events(kube, ns.name), old_ids, t0, ft), TIMEOUT_S, interval=0.5)
         whole, serving, new_head = got
         _stop(watch)
-        keep_logs(kube, ns.name, name, t0_real, {"old-head": watch.old_log})
+        keep_logs(kube, ns.name, name, t0_real, watch.old_logs)
         steps = {f"{k}_s": interval(t0, v, f"head lost -> {k}") for k, v in watch.seen.items()}
         if controller and controller.errors:
             raise MeasurementError(f"the Volcano stand-in failed: {controller.errors}")

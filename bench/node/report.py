@@ -76,7 +76,7 @@ def waiting_table(w):
 
 def evict_table(e):
     out = ["| contender | drained (GCS death reason) | Ray container exit, pod phase | seconds to gone |", "|---|---|---|---|"]
-    for name in ("kuberay", "kuberay+sidecar", "rayboot"):
+    for name in ("kuberay", "kuberay+sidecar", "rayboot", "vcjob", "lws", "jobset"):
         r = e.get(name)
         if r:
             kinds = sorted({(x["death_reason"], x["exit_code"], x["container_reason"], x["phase"]) for x in r["rounds"]})
