@@ -30,9 +30,10 @@
  * pending (/proc on the real node, bench/node/evict.py: 1 or 2 rounds of 2). It exits within
  * 0.3 s when it does, so 1 s is enough; at 5 s such a pod took 6.5 s to go. */
 #define DRAINED_RAY_STOP_TIMEOUT_MS 1000
-/* The same for the head, whose GCS ends with its pod and whose controller re-creates it only
- * once it has ended (Ray took 2-3.5 s to stop there on the real node): a second longer, for its
- * command's driver, SIGTERMed first, to end before its GCS is killed under it. */
+/* The same for a head whose command is still ending, whose GCS ends with its pod and whose
+ * controller re-creates it only once it has ended (Ray took 2-3.5 s to stop there on the real
+ * node): a second longer, for the command's driver, SIGTERMed first, to end before its GCS is
+ * killed under it. */
 #define HEAD_RAY_STOP_TIMEOUT_MS 2000
 /* How long the user's command gets between SIGTERM and SIGKILL when Ray dies under it. */
 #define COMMAND_STOP_TIMEOUT_MS 10000
@@ -128,8 +129,9 @@ static const char *command_fate(const struct pod *pod)
 
 /* The head, told to stop, keeps its GCS up (bounded by UNTIL) while its workers drain through it:
  * as long as one reports DRAINING, HEAD_DRAIN_SETTLE_MS past SIGTERM, and HEAD_DRAIN_STRAGGLER_MS
- * past the last change seen while any is ALIVE. Without this a whole cluster deleted at once lost its GCS before the workers'
- * drains were through (seen under Kueue's preemption): they ended "stopped without a drain". */
+ * past the last change seen while any is ALIVE. Without this a whole cluster deleted at once lost
+ * its GCS before the workers' drains were through (seen under Kueue's preemption): they ended
+ * "stopped without a drain". */
 static void wait_workers_drains(struct pod *pod, long started, long until)
 {
     struct wait_stop wake = pod_waiter(pod, POD_WAKE_ON_SIGNAL);
@@ -223,9 +225,13 @@ static void shut_down(struct pod *pod)
     pod_stop_ray(pod, started + budget - monotime_ms());
     /* ray start alone, which stops its daemons in its own order: a worker's pod went in 1.3 s
      * so, and in 6.5 s with the whole group SIGTERMed at once (ray start then sat in its loop until
-     * its 5 s SIGKILL: bench/node/evict.py, 2 of 2 rounds); the head's GCS goes last, so that the
-     * command's driver ends by itself rather than abort on a GCS gone under it. */
-    stop_after = pod->plan.role == PLAN_ROLE_HEAD ? HEAD_RAY_STOP_TIMEOUT_MS : DRAINED_RAY_STOP_TIMEOUT_MS;
+     * its 5 s SIGKILL: bench/node/evict.py, 2 of 2 rounds); the head's GCS goes last, so that a
+     * command's driver still running ends by itself rather than abort on a GCS gone under it. A
+     * head whose command has ended has no such driver: it gets a drained worker's bound (its
+     * ray start sat out the 2 s after its drain on the node, bench/node/headlost.py, and its
+     * controller makes the next head only once this pod has gone). */
+    stop_after =
+        pod->plan.role == PLAN_ROLE_HEAD && pod->cmd_pid > 0 ? HEAD_RAY_STOP_TIMEOUT_MS : DRAINED_RAY_STOP_TIMEOUT_MS;
     if (pod->drained && pod->ray_pid > 0 && pod->kill_at_ms - monotime_ms() > stop_after)
         pod->ray_kill_at_ms = monotime_ms() + stop_after;
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);

@@ -86,6 +86,8 @@ class Rayboot:
             if needle in (self.stdout if stdout else self.stderr):
                 return
             if self.proc.poll() is not None:
+                if needle in (self.stdout if stdout else self.stderr):  # written just before the exit
+                    return
                 break
             time.sleep(0.02)
         raise AssertionError(f"no {needle!r} in rayboot's {'output' if stdout else 'log'}:\n{self.stderr}")

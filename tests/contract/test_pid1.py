@@ -505,15 +505,29 @@ def test_ray_stuck_after_its_node_was_drained_is_killed_without_the_whole_grace(
     assert 0.8 < took < 3.5, f"took {took:.1f} s: the drained Ray's SIGKILL comes 1 s after its SIGTERM"
 
 
-def test_a_drained_heads_stuck_ray_is_killed_after_2_s(run, gcs, tmp_path):
+# A command that takes 3 s to end after SIGTERM (a driver finishing its last call).
+SLOW_TO_END = ("import signal, time\n"
+               "signal.signal(signal.SIGTERM, lambda *_: (time.sleep(3), exit(0)))\n"
+               "time.sleep(60)\n")
+
+
+@pytest.mark.parametrize("command, bound", [("import time; time.sleep(60)", 1), (SLOW_TO_END, 2)])
+def test_a_drained_heads_stuck_ray_is_killed_after_its_bound(run, gcs, tmp_path, command, bound):
     """An evicted head is re-created only once its pod has ended, and its GCS ends with it: its
-    `ray start`, SIGTERMed once the drain is accepted, gets 2 s (5 s before, a worker's
-    bound), then it and its daemons are killed."""
-    r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"),
-            ["--", PY, "-c", "import time; time.sleep(60)"])
-    took = sigterm_running_head(r, then=lambda: ray_started(tmp_path), timeout=40)
-    assert "although its node was drained: killing it" in r.stderr and "deadline passed" not in r.stderr, r.stderr
-    assert 1.5 < took < 4.5, f"took {took:.1f} s: the head's drained Ray is killed 2 s after its SIGTERM"
+    `ray start`, SIGTERMed once the drain is accepted, is killed with its daemons after 1 s when
+    the command has ended (as a drained worker's), or 2 s while the command is still ending, for
+    its driver to finish before the GCS goes (2 s in every case before; 5 s before that)."""
+    r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", command])
+    r.wait_for_log("started the command")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    r.wait_for_log("although its node was drained: killing it", timeout=40)
+    took = time.monotonic() - t0
+    assert "deadline passed" not in r.stderr, r.stderr
+    # its drain accepted at once, no worker to wait for: the bound, and little more
+    assert bound - 0.1 < took < bound + 0.8, f"took {took:.1f} s: the drained Ray is killed {bound} s after its SIGTERM"
+    r.wait(40)
 
 
 # A command that leaves a process of its own behind, in a session of its own (a daemon): once the
