@@ -82,6 +82,15 @@ def _kuberay(kube, ns):
     return [("kuberay", pods[0]["metadata"]["name"], "wait-gcs-ready")]
 
 
+# rayboot's pods here are the bench's own (no shipped manifest waits alone): Ray's token as the
+# shipped manifests mount it.
+AUTH_MOUNT = {"name": "ray-auth", "mountPath": "/var/run/secrets/ray-auth", "readOnly": True}
+AUTH_VOLUME = {"name": "ray-auth", "secret": {"secretName": "ray-auth-token", "defaultMode": 0o440,
+                                              "items": [{"key": "token", "path": "token"}]}}
+AUTH_VARS = [{"name": "RAY_AUTH_MODE", "value": "token"},
+             {"name": "RAY_AUTH_TOKEN_PATH", "value": "/var/run/secrets/ray-auth/token"}]
+
+
 STAND_IN_RAY = "#!/bin/sh\n# a head's Ray that never serves: rayboot waits for its GCS\nexec sleep infinity\n"
 
 
@@ -93,13 +102,13 @@ def _head_service(kube, ns):
 
 def _rayboot_pod(kube, ns, name, role_env, labels=None, volumes=(), mounts=()):
     env = role_env + [{"name": "RAYBOOT_POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
-                      {"name": "RAYBOOT_WAIT_TIMEOUT", "value": "3600"}] + contenders.AUTH_VARS
+                      {"name": "RAYBOOT_WAIT_TIMEOUT", "value": "3600"}] + AUTH_VARS
     kube.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}},
-                 "spec": {"terminationGracePeriodSeconds": 0, "volumes": [contenders.AUTH_VOLUME, *volumes],
+                 "spec": {"terminationGracePeriodSeconds": 0, "volumes": [AUTH_VOLUME, *volumes],
                           "securityContext": {"fsGroup": 100},  # the token's file (0440), as for KubeRay's
                           "containers": [{"name": "ray", "image": RAY_IMAGE, "imagePullPolicy": "IfNotPresent",
                                           "command": ["rayboot"], "env": env, "resources": RAY_RESOURCES,
-                                          "volumeMounts": [contenders.AUTH_MOUNT, *mounts]}]}})
+                                          "volumeMounts": [AUTH_MOUNT, *mounts]}]}})
 
 
 WORKER_ENV = [{"name": "RAYBOOT_ROLE", "value": "worker"}, {"name": "RAYBOOT_HEAD_ADDRESS", "value": "ray-head:6379"}]
@@ -188,8 +197,9 @@ def run(node, quick, rounds=None):
                 log(f"   waiting round {i + 1}/{rounds} {key}: CPU {outs[key]['cpu_ms']:.1f} ms, "
                     f"peak {outs[key]['peak_kb']} kB ({outs[key]['last_line']})")
         finally:
-            for ns in spaces.values():
-                ns.close()
+            for name, ns in spaces.items():
+                # KubeRay's operator would make its pods again while the namespace goes
+                ns.close([f"/apis/ray.io/v1/namespaces/{ns.name}/rayclusters"] if name == "kuberay" else ())
     out = {}
     for name, rs in got.items():
         out[name] = {"cpu_ms": stats([r["cpu_ms"] for r in rs]), "peak_kb": stats([r["peak_kb"] for r in rs]),
