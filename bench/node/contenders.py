@@ -130,14 +130,20 @@ def _contender(name, namespace):
     raise ValueError(name)
 
 
+def kuberay_token(kube, namespace, token):
+    """The key KubeRay's authOptions reads (auth_token), the same token, in the one Secret: without
+    it KubeRay's containers, wait-gcs-ready first, never start (their env names the key)."""
+    kube.patch(f"/api/v1/namespaces/{namespace}/secrets/{AUTH_SECRET}", {"stringData": {"auth_token": token}})
+
+
 def set_up(kube, namespace, name, docs, address, job):
     """What every round makes before the contender's own objects: Ray's token Secret, the user's
     job (JOB as /home/ray/job.py), the sidecar's RBAC where the manifest uses it, the GCS recorder;
     Redis for a fault tolerant one; for a vcjob the stand-in Volcano controller, returned started
     (None for the others)."""
     token = create_auth_secret(kube, namespace)
-    if name.startswith("kuberay"):  # the key KubeRay's authOptions reads, the same token
-        kube.patch(f"/api/v1/namespaces/{namespace}/secrets/{AUTH_SECRET}", {"stringData": {"auth_token": token}})
+    if name.startswith("kuberay"):
+        kuberay_token(kube, namespace, token)
     if name.endswith("_ft"):
         from test_gcs_ft_on_node import create_redis
         create_redis(kube, namespace)

@@ -181,7 +181,9 @@ def run(node, quick, rounds=None):
         try:
             for name, setup in SETUPS.items():
                 ns = spaces[name] = Namespace(kube, f"wait-{name}")
-                create_auth_secret(kube, ns.name)
+                token = create_auth_secret(kube, ns.name)
+                if name == "kuberay":
+                    contenders.kuberay_token(kube, ns.name, token)
                 kube.create(configmap(ns.name, "user-job", {"job.py": "pass\n"}))
                 for key, pod, waiter in setup(kube, ns.name):
                     outs[key] = {}
