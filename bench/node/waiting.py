@@ -85,7 +85,7 @@ def _kuberay(kube, ns):
 # rayboot's pods here are the bench's own (no shipped manifest waits alone): Ray's token as the
 # shipped manifests mount it.
 AUTH_MOUNT = {"name": "ray-auth", "mountPath": "/var/run/secrets/ray-auth", "readOnly": True}
-AUTH_VOLUME = {"name": "ray-auth", "secret": {"secretName": "ray-auth-token", "defaultMode": 0o440,
+AUTH_VOLUME = {"name": "ray-auth", "secret": {"secretName": contenders.AUTH_SECRET, "defaultMode": 0o440,
                                               "items": [{"key": "token", "path": "token"}]}}
 AUTH_VARS = [{"name": "RAY_AUTH_MODE", "value": "token"},
              {"name": "RAY_AUTH_TOKEN_PATH", "value": "/var/run/secrets/ray-auth/token"}]

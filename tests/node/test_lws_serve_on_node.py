@@ -29,8 +29,8 @@ from test_shipped_manifests import (
 
 LEADER = "ray-serve-0"
 SIZE = 3
-# The recorder polls every 50 ms (slower under load): a node ALIVE before a look may be in its record up to this much
-# after it.
+# The recorder polls every 50 ms (slower under load): a node ALIVE before a look may be in its
+# record up to this much after it.
 RECORD_LAG_S = 0.5
 # A GET of the Service's ClusterIP from a pod of the namespace (kube-proxy's rules are for pods):
 # run by the machine's python3 in that pod's network namespace.
