@@ -232,6 +232,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         # This machine: cgroup v1, no CAP_SYS_RESOURCE, swap allowed (facts/k8s-node.md).
         "cgroupDriver": "cgroupfs", "failCgroupV1": False, "cgroupsPerQOS": False,
         "enforceNodeAllocatable": [], "failSwapOn": False,
+        # Kubernetes v1.33.4's kubelet panics, and the node with it, when it decides to resize a
+        # pod in place with cgroupsPerQOS false: doPodResizeAction dereferences the pod cgroup
+        # config that GetPodCgroupConfig returns nil without pod cgroups (kubernetes#137993). It
+        # did, mid-bench, for a Volcano pod re-made under the same name ("Missing actuated
+        # resource record"). Nothing here resizes a pod: the feature is off.
+        "featureGates": {"InPlacePodVerticalScaling": False},
         # The node's disk is shared with the build: no image or disk-pressure evictions mid-test.
         "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"},
         "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99,
