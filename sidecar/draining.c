@@ -14,6 +14,14 @@
 
 /* The least a drain is given, whatever the grace period: one DrainNode and a look or two. */
 #define SIDECAR_DRAIN_MIN_BUDGET_MS 1000
+/* Ray's `ray start` (2.60) waits for its own node to be ALIVE in the GCS before it does anything
+ * else, in C++ (GlobalStateAccessor::GetNode: one look a second, for up to
+ * RAY_raylet_start_wait_time_s, 30 s), and runs no Python signal handler meanwhile. A node drained
+ * before that look saw it leaves at once (it is idle), so `ray start` waits out its 30 s, and the
+ * kubelet's SIGTERM with it: a KubeRay pod, where `ray start` is PID 1, took 28 s to go. A drain of
+ * a node seen joining is therefore held until this long after it was first seen ALIVE (or after
+ * the drain was asked, when no look has seen it yet): Ray's look a second, and its round trip. */
+#define SIDECAR_DRAIN_AFTER_JOIN_MS 1500
 /* Past the grace period, how long the kubelet may still take to stop this container: a native
  * sidecar gets SIGTERM only once the Ray container has stopped, and at least 2 s more. */
 #define SIDECAR_DRAIN_FORGET_SLACK_MS 5000
@@ -41,6 +49,15 @@ static void begin_drain(struct sidecar *s, long now_ms)
              (double)left_ms / 1000.0);
 }
 
+/* The moment before which this pod's node may not have been seen by its own `ray start` yet; 0 when
+ * the node was never seen missing (it was ALIVE when this sidecar first looked). */
+static long node_settled_ms(const struct sidecar *s)
+{
+    if (!s->node_absent_ms)
+        return 0;
+    return (s->node_alive_ms ? s->node_alive_ms : s->drain_wanted_ms) + SIDECAR_DRAIN_AFTER_JOIN_MS;
+}
+
 enum sidecar_drain_next sidecar_drain_next(struct sidecar *s, long now_ms, struct prober_request *req, long *at_ms)
 {
     if (s->drain_wanted && !s->reason_pending && s->drain.state == DRAIN_IDLE) {
@@ -57,6 +74,16 @@ enum sidecar_drain_next sidecar_drain_next(struct sidecar *s, long now_ms, struc
             if (now_ms - s->resolved_ms >= DRAIN_POLL_MS)
                 return SIDECAR_DRAIN_RESOLVE;
             *at_ms = s->resolved_ms + DRAIN_POLL_MS;
+            return SIDECAR_DRAIN_BUSY;
+        }
+        if (now_ms < node_settled_ms(s)) {
+            if (!s->drain_held)
+                log_info("holding the drain %.2f s: node %s has just joined, and Ray's start-up may not have seen it "
+                         "yet (drained now, it would leave before `ray start` sees it and keep it from its SIGTERM "
+                         "for 30 s)",
+                         (double)(node_settled_ms(s) - now_ms) / 1000.0, s->plan.node_name);
+            s->drain_held = true;
+            *at_ms = node_settled_ms(s);
             return SIDECAR_DRAIN_BUSY;
         }
         begin_drain(s, now_ms);
@@ -144,6 +171,7 @@ void sidecar_drain_reset(struct sidecar *s, const char *trigger, long now_ms)
     s->node_id[0] = '\0';
     s->drain_wanted = true;
     s->drain_wanted_ms = now_ms;
+    s->drain_held = false;
     s->drain_budget_ms = sidecar_drain_budget_cap_ms(s);
     snprintf(s->drain_trigger, sizeof(s->drain_trigger), "%s", trigger);
     if (s->ready)

@@ -143,7 +143,7 @@ static void on_reply(struct sidecar *s, const struct prober_reply *reply, long n
         sidecar_resolve_reply(s, reply);
         break;
     case USE_READY:
-        sidecar_ready_reply(s, reply);
+        sidecar_ready_reply(s, reply, now_ms);
         break;
     case USE_DRAIN:
         sidecar_drain_reply(s, reply, now_ms);

@@ -157,8 +157,23 @@ static void ready_reply(struct sidecar *s, const struct prober_reply *reply)
         s->gcs_addr[0] = '\0';
 }
 
-void sidecar_ready_reply(struct sidecar *s, const struct prober_reply *reply)
+/* When a worker's node joined, as far as the looks tell: after the last look that did not find it,
+ * by the first that did. */
+static void note_node_joining(struct sidecar *s, const struct prober_reply *reply, long now_ms)
 {
+    if (s->plan.role != PLAN_ROLE_WORKER || !reply)
+        return;
+    if (reply->status == PROBER_ABSENT) {
+        s->node_absent_ms = now_ms;
+        s->node_alive_ms = 0;
+    } else if (reply->status == PROBER_OK && s->node_absent_ms && !s->node_alive_ms) {
+        s->node_alive_ms = now_ms;
+    }
+}
+
+void sidecar_ready_reply(struct sidecar *s, const struct prober_reply *reply, long now_ms)
+{
+    note_node_joining(s, reply, now_ms);
     ready_reply(s, reply);
     if (s->drain_wanted || sidecar_drained(s))
         s->ready = false; /* a look that was under way when the drain began */

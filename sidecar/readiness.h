@@ -15,7 +15,7 @@ int sidecar_readiness_load(struct sidecar *s, struct errbuf *err);
 struct prober_request sidecar_ready_request(struct sidecar *s, long now_ms);
 
 /* The reply to a look (NULL: the prober failed). */
-void sidecar_ready_reply(struct sidecar *s, const struct prober_reply *reply);
+void sidecar_ready_reply(struct sidecar *s, const struct prober_reply *reply, long now_ms);
 
 /* The reply to a lookup of the head's name: its address, or why readiness cannot be looked at. */
 void sidecar_resolve_reply(struct sidecar *s, const struct prober_reply *reply);

@@ -83,6 +83,11 @@ struct sidecar {
     long next_ready_ms;
     bool ready_checked; /* at least one look done */
     bool token_refused; /* the last look was refused for Ray's token (logged once per refusal run) */
+    /* A worker's node joining while this sidecar watches: the last look that found no such ALIVE
+     * node, then the first that found it ALIVE (0: none). draining.c holds a drain back while
+     * Ray's own start-up may not have seen the node yet. */
+    long node_absent_ms;
+    long node_alive_ms;
 
     /* The drain's guard (guard.c): a /drain drains only a pod that is going, read from the API. */
     bool guarded;                   /* the Pod can be read: a /drain needs it to be going */
@@ -101,6 +106,7 @@ struct sidecar {
     long drain_wanted_ms;
     long drain_budget_ms;
     char drain_trigger[16]; /* "preStop" or "SIGTERM" */
+    bool drain_held;        /* held for a node that has just joined (said once) */
     bool reason_pending;
     struct kubeapi_fetch api;
     char disruption[512]; /* why the pod ends, from the API server or "reason unknown" */

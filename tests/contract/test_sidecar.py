@@ -293,6 +293,35 @@ def test_failed_drain_is_retried_and_readiness_comes_back(sidecar, gcs):
     assert 'rayboot_sidecar_drains_finished_total{outcome="failed"} 1' in s.get("/metrics")[1]
 
 
+def test_a_node_seen_joining_is_drained_only_once_ray_start_can_have_seen_it(sidecar, gcs):
+    """Ray's `ray start` looks for its own node once a second, in C++ that runs no signal handler,
+    for up to 30 s; a node drained before that look saw it leaves at once, and `ray start` (PID 1
+    of KubeRay's pods) then keeps the kubelet's SIGTERM waiting for the rest of the 30 s (28 s to
+    gone on the node). So a node this sidecar saw join gets its DrainNode no sooner than 1.5 s
+    after it was first seen ALIVE; a node ALIVE at the sidecar's first look is drained at once."""
+    s = sidecar()
+    eventually(lambda: "no ALIVE node named" in s.get("/readyz")[1])
+    gcs.nodes.append(Node(NODE_IP, node_id=NODE_ID))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    seen = time.monotonic()
+    code, answer, err = s.drain()
+    assert code == 0 and answer["outcome"] == "left", err
+    waited = time.monotonic() - seen
+    assert waited >= 1.3, f"DrainNode {waited:.2f} s after the node was seen joining"
+    assert answer["drained_in_ms"] >= 1300, answer
+    assert "holding the drain" in s.stderr and "has just joined" in s.stderr
+    assert len(drain_requests(gcs)) == 1
+
+
+def test_a_node_alive_at_the_first_look_is_drained_at_once(sidecar, gcs, worker_node):
+    s = sidecar()
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    t0 = time.monotonic()
+    code, answer, err = s.drain()
+    assert code == 0 and answer["outcome"] == "left", err
+    assert time.monotonic() - t0 < 1.0 and "holding the drain" not in s.stderr
+
+
 def test_readyz_is_503_from_the_moment_a_drain_starts(sidecar, gcs, worker_node):
     gcs.drain_removes_node = False
     s = sidecar({"RAYBOOT_GRACE_PERIOD": "6"})  # a drain of 3 s, forgotten 11 s after it began
