@@ -107,7 +107,7 @@ def table(results):
             rows.append((f"waiting 60 s, {name}: CPU", _fmt(r["cpu_ms"], "ms")))
             rows.append((f"waiting 60 s, {name}: peak memory (v1 max_usage)", _fmt(r["peak_kb"], "kB")))
     e = results.get("evict", {})
-    for name, r in e.items():
+    for name, r in [*e.items(), *((f"{n}, as it joins", r) for n, r in e.get("joining", {}).items())]:
         if isinstance(r, dict) and "gone_s" in r:
             rows.append((f"evicted, {name}", f"{r['summary']}; gone {_fmt(r['gone_s'])}"))
     h = {**results.get("head_lost", {}), **results.get("head_lost_ft", {})}

@@ -76,8 +76,10 @@ def waiting_table(w):
 
 def evict_table(e):
     out = ["| contender | drained (GCS death reason) | Ray container exit, pod phase | seconds to gone |", "|---|---|---|---|"]
-    for name in ("kuberay", "kuberay+sidecar", "rayboot", "vcjob", "lws", "jobset"):
-        r = e.get(name)
+    joining = e.get("joining", {})
+    rows = [(name, e.get(name)) for name in ("kuberay", "kuberay+sidecar", "rayboot", "vcjob", "lws", "jobset")]
+    rows += [(f"{name}, evicted as it joins", r) for name, r in joining.items()]
+    for name, r in rows:
         if r:
             kinds = sorted({(x["death_reason"], x["exit_code"], x["container_reason"], x["phase"]) for x in r["rounds"]})
             out.append(f"| {name} | " + "; ".join(k[0] for k in kinds) + " | " +
