@@ -60,7 +60,9 @@ def adapt(pod_specs, program="squares.py"):
 
 
 def logs(job):
-    return "\n".join(f"--- {name}\n{pod.log()}" for name, pod in job.pods.items())
+    """Every container's log, the sidecars' too: a sidecar's log says why its /readyz was not 200."""
+    return "\n".join(f"--- {name}\n{pod.log()}" + "".join(f"--- {name}'s sidecar\n{c.log()}" for c in pod.sidecars)
+                     for name, pod in job.pods.items())
 
 
 def test_seed_manifest_with_sidecars(cluster):

@@ -29,7 +29,7 @@ def readyz():
             with urllib.request.urlopen(READYZ, timeout=2) as reply:
                 return reply.status
         except urllib.error.HTTPError as e:
-            status = e.code
+            status = f"{e.code} {e.read(200).decode(errors='replace').strip()}"  # the sidecar's reason
         except OSError as e:
             status = str(e)
         time.sleep(0.2)
