@@ -208,7 +208,7 @@ def test_kueue_admits_a_whole_cluster_and_its_preemption_drains_it(node, restric
     def drained(ip):
         mine = [r for r in record if r[0] == ip]
         return bool(mine) and mine[-1][1] == "DEAD" and mine[-1][2].startswith("AUTOSCALER_DRAIN")
-    assert drained(running[head_name]["status"]["podIP"]), record
+    assert drained(running[head_name]["status"]["podIP"]), f"{record}\nthe head's log:\n{said[head_name]}"
     undrained = []
     ips = {n: pod["status"]["podIP"] for n, pod in running.items()}  # a pod's last status may have none
     for n, pod in last.items():
