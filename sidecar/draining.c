@@ -60,6 +60,7 @@ static long node_settled_ms(const struct sidecar *s)
 
 enum sidecar_drain_next sidecar_drain_next(struct sidecar *s, long now_ms, struct prober_request *req, long *at_ms)
 {
+    long settled_ms;
     if (s->drain_wanted && !s->reason_pending && s->drain.state == DRAIN_IDLE) {
         if (!s->plan.node_name[0]) {
             fail_drain(s, "this pod's Ray node name is unknown (no hostname; set RAYBOOT_POD_IP from status.podIP)",
@@ -76,14 +77,15 @@ enum sidecar_drain_next sidecar_drain_next(struct sidecar *s, long now_ms, struc
             *at_ms = s->resolved_ms + DRAIN_POLL_MS;
             return SIDECAR_DRAIN_BUSY;
         }
-        if (now_ms < node_settled_ms(s)) {
+        settled_ms = node_settled_ms(s);
+        if (now_ms < settled_ms) {
             if (!s->drain_held)
                 log_info("holding the drain %.2f s: node %s has just joined, and Ray's start-up may not have seen it "
                          "yet (drained now, it would leave before `ray start` sees it and keep it from its SIGTERM "
                          "for 30 s)",
-                         (double)(node_settled_ms(s) - now_ms) / 1000.0, s->plan.node_name);
+                         (double)(settled_ms - now_ms) / 1000.0, s->plan.node_name);
             s->drain_held = true;
-            *at_ms = node_settled_ms(s);
+            *at_ms = settled_ms;
             return SIDECAR_DRAIN_BUSY;
         }
         begin_drain(s, now_ms);
