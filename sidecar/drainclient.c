@@ -23,6 +23,7 @@
 #include "log.h"
 #include "monotime.h"
 #include "number.h"
+#include "proc.h"
 #include "rayauth.h"
 #include "rdvauth.h"
 #include "wait.h"
@@ -56,6 +57,7 @@ struct drainclient {
     char source[RAYAUTH_SOURCE_MAX_BYTES]; /* where the token came from, for messages */
     char nonce[DRAINPROOF_NONCE_HEX + 1];
     char proof[DRAINPROOF_TAG_HEX + 1]; /* the last answer's X-Rayboot-Proof, "" when none */
+    bool ray_start_is_rayboots;         /* this container's PID 1 is rayboot */
 };
 
 int drainclient_deadline_check(const char *text, struct errbuf *err)
@@ -93,14 +95,14 @@ static int ask(struct drainclient *c, const char *method, const char *path, long
                struct errbuf *err)
 {
     char url[96], header[sizeof(DRAINPROOF_NONCE_HEADER) + DRAINPROOF_NONCE_HEX + 4];
-    const char *headers[] = {header, NULL};
+    const char *headers[3] = {NULL, NULL, NULL}, **next = headers;
     uint8_t nonce[DRAINPROOF_NONCE_BYTES];
     struct httpc_request req = {
         .method = method,
         .url = url,
         .protocol = "http",
         .version = HTTPC_HTTP_ANY,
-        .headers = c->keyed ? headers : NULL,
+        .headers = headers,
         .body = strcmp(method, "POST") == 0 ? "" : NULL,
         .connect_timeout_ms = DRAINCLIENT_CONNECT_TIMEOUT_MS,
         .timeout_ms = timeout_ms,
@@ -116,6 +118,10 @@ static int ask(struct drainclient *c, const char *method, const char *path, long
     }
     drainproof_nonce_hex(nonce, c->nonce);
     snprintf(header, sizeof(header), "%s: %s", DRAINPROOF_NONCE_HEADER, c->nonce);
+    if (c->keyed)
+        *next++ = header;
+    if (c->ray_start_is_rayboots && strcmp(method, "POST") == 0)
+        *next++ = DRAINCLIENT_RAY_START_HEADER ": " DRAINCLIENT_RAY_START_RAYBOOT;
     c->proof[0] = '\0';
     return httpc_request(&c->http, &req, reply, err);
 }
@@ -243,9 +249,17 @@ static int load_key(struct drainclient *c, const char *const *envp, struct errbu
     return 0;
 }
 
+/* The hook runs in the Ray container's PID namespace: its PID 1 is what the container runs (with
+ * shareProcessNamespace, the pod's pause: not rayboot, and the sidecar holds as for any pod). */
+static bool pid1_is_rayboot(void)
+{
+    char comm[32];
+    return proc_comm("1", comm, sizeof(comm)) == 0 && strcmp(comm, "rayboot") == 0;
+}
+
 int drainclient_run(int port, const char *const *envp)
 {
-    struct drainclient c = {.port = port};
+    struct drainclient c = {.port = port, .ray_start_is_rayboots = pid1_is_rayboot()};
     struct errbuf err;
     long wait_ms = 0;
     int code;

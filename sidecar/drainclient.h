@@ -16,6 +16,12 @@
 /* EX_NOPERM: the sidecar refused: this pod is not being deleted (409); nothing drained. */
 #define DRAINCLIENT_EXIT_REFUSED 77
 
+/* Sent with POST /drain when this container's PID 1 is rayboot: its `ray start` is rayboot's child,
+ * which rayboot stops 1 s after SIGTERM once the node is drained, whatever Ray's start-up is doing;
+ * the sidecar then has no reason to hold the drain of a node that has just joined (draining.c). */
+#define DRAINCLIENT_RAY_START_HEADER "X-Rayboot-Ray-Start"
+#define DRAINCLIENT_RAY_START_RAYBOOT "rayboot"
+
 /* --deadline=SECONDS, which the shipped manifests before the sidecar chose its own deadline pass:
  * whole seconds from 1 to an hour, or -1 with a message naming the flag. Checked, so that a typo
  * still fails; never sent. */

@@ -50,10 +50,11 @@ static void begin_drain(struct sidecar *s, long now_ms)
 }
 
 /* The moment before which this pod's node may not have been seen by its own `ray start` yet; 0 when
- * the node was never seen missing (it was ALIVE when this sidecar first looked). */
+ * the node was never seen missing (it was ALIVE when this sidecar first looked), or when its
+ * `ray start` is rayboot's, which stops it after SIGTERM whether or not it saw its node. */
 static long node_settled_ms(const struct sidecar *s)
 {
-    if (!s->node_absent_ms)
+    if (!s->node_absent_ms || s->ray_start_is_rayboots)
         return 0;
     return (s->node_alive_ms ? s->node_alive_ms : s->drain_wanted_ms) + SIDECAR_DRAIN_AFTER_JOIN_MS;
 }

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "drainclient.h"
 #include "draining.h"
 #include "drainproof.h"
 #include "guard.h"
@@ -100,6 +101,8 @@ static void drain_endpoint(struct sidecar *s, const struct http_request *req, st
         drain_json(s, a);
         return;
     }
+    if (req->ray_start && strcmp(req->ray_start, DRAINCLIENT_RAY_START_RAYBOOT) == 0)
+        s->ray_start_is_rayboots = true;
     if (!s->drain_wanted)
         guard_ask(s, monotime_ms());
     *suspend = true;

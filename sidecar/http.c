@@ -21,6 +21,7 @@
 
 #include <microhttpd.h>
 
+#include "drainclient.h"
 #include "drainproof.h"
 #include "log.h"
 #include "monotime.h"
@@ -204,7 +205,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct http_server *h = cls;
     struct http_conn *slot = conn_of(c);
     struct http_request req = {method, url, false,
-                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, DRAINPROOF_NONCE_HEADER)};
+                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, DRAINPROOF_NONCE_HEADER),
+                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, DRAINCLIENT_RAY_START_HEADER)};
     struct http_answer a = {.proof = ""};
     bool wait = false;
     (void)version;

@@ -21,8 +21,9 @@ struct http_answer {
 struct http_request {
     const char *method;
     const char *path;
-    bool resumed;      /* the handler suspended this request before and is asked again */
-    const char *nonce; /* the X-Rayboot-Nonce header's value, or NULL (sidecar/drainproof.h) */
+    bool resumed;          /* the handler suspended this request before and is asked again */
+    const char *nonce;     /* the X-Rayboot-Nonce header's value, or NULL (sidecar/drainproof.h) */
+    const char *ray_start; /* the X-Rayboot-Ray-Start header's value, or NULL (sidecar/drainclient.h) */
 };
 
 /* Fills *a, or sets *suspend to answer later (after http_resume_waiters, when it is called again

@@ -2,12 +2,10 @@
  * its process namespace; otherwise the count is 0 and the sidecar does not wait for them. */
 #include <ctype.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "proc.h"
 #include "raypids.h"
 
 /* comm is at most 15 characters; Ray's daemons and its worker processes ("ray::IDLE", "ray::f")
@@ -15,24 +13,6 @@
 static bool is_ray_comm(const char *comm)
 {
     return strcmp(comm, "raylet") == 0 || strcmp(comm, "gcs_server") == 0 || strncmp(comm, "ray::", 5) == 0;
-}
-
-static bool read_comm(const char *pid, char *comm, size_t cap)
-{
-    char path[300];
-    ssize_t n;
-    int fd;
-    snprintf(path, sizeof(path), "/proc/%s/comm", pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    n = read(fd, comm, cap - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    comm[n] = '\0';
-    comm[strcspn(comm, "\n")] = '\0';
-    return true;
 }
 
 int raypids_count(void)
@@ -46,7 +26,7 @@ int raypids_count(void)
     while ((e = readdir(proc)) != NULL) {
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
-        if (read_comm(e->d_name, comm, sizeof(comm)) && is_ray_comm(comm))
+        if (proc_comm(e->d_name, comm, sizeof(comm)) == 0 && is_ray_comm(comm))
             count++;
     }
     closedir(proc);

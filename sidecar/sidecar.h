@@ -88,6 +88,8 @@ struct sidecar {
      * Ray's own start-up may not have seen the node yet. */
     long node_absent_ms;
     long node_alive_ms;
+    /* A /drain said this pod's `ray start` is rayboot's (drainclient.h): nothing to hold for. */
+    bool ray_start_is_rayboots;
 
     /* The drain's guard (guard.c): a /drain drains only a pod that is going, read from the API. */
     bool guarded;                   /* the Pod can be read: a /drain needs it to be going */

@@ -201,6 +201,25 @@ int proc_stat_fields(const char *pid_name, int first, long *out, size_t n)
     return stat_fields(buf, first, out, n);
 }
 
+int proc_comm(const char *pid_name, char *out, size_t cap)
+{
+    char path[64];
+    ssize_t n;
+    int fd;
+    if (cap < 2 || text_format(path, sizeof(path), "/proc/%s/comm", pid_name) >= (int)sizeof(path))
+        return -1;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    out[n] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return 0;
+}
+
 static pid_t parent_of(const char *pid_name)
 {
     long ppid;

@@ -17,10 +17,20 @@ import urllib.request
 SIDECAR_NODE_IP = "10.9.9.9"
 
 
-def drain_hook(binary, port, *args, timeout=60, env=None):
+def drain_hook(binary, port, *args, timeout=60, env=None, pid1=None):
     """`rayboot-sidecar drain ARGS` against 127.0.0.1:PORT, whoever holds it: (exit code, JSON
-    answer or None, stderr)."""
-    out = subprocess.run([str(binary), "drain", *args], capture_output=True, text=True, timeout=timeout,
+    answer or None, stderr). With PID1 (a directory), the hook runs as a preStop hook sees its
+    container: in a PID namespace of its own whose PID 1 is PID1/rayboot (a shell under that name,
+    which waits for the hook), as in a pod whose Ray container runs rayboot."""
+    argv = [str(binary), "drain", *args]
+    if pid1:
+        shell = pathlib.Path(pid1) / "rayboot"
+        if not shell.exists():
+            shell.symlink_to("/bin/sh")
+        # The hook's argv comes in as the shell's own arguments; `exit` keeps the shell from exec'ing it.
+        argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", str(shell), "-c", '"$@"; exit $?',
+                "rayboot", *argv]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                          env={"PATH": "/usr/bin:/bin", "RAYBOOT_SIDECAR_DRAIN_PORT": str(port), **(env or {})})
     return out.returncode, json.loads(out.stdout) if out.stdout.strip() else None, out.stderr
 
@@ -82,10 +92,10 @@ class Sidecar:
         """A raw request to the drain port."""
         return self.get(path, method=method, timeout=timeout, port=self.drain_port)
 
-    def drain(self, *args, timeout=60, env=None, port=None):
+    def drain(self, *args, timeout=60, env=None, port=None, pid1=None):
         """`rayboot-sidecar drain ARGS`, as a preStop exec hook runs it (with ENV added, on PORT if
-        given): (exit code, JSON answer or None, stderr)."""
-        return drain_hook(self.binary, port or self.drain_port, *args, timeout=timeout, env=env)
+        given, under PID1 as drain_hook's): (exit code, JSON answer or None, stderr)."""
+        return drain_hook(self.binary, port or self.drain_port, *args, timeout=timeout, env=env, pid1=pid1)
 
     def terminate(self):
         os.kill(self.pid(), signal.SIGTERM)

@@ -313,6 +313,24 @@ def test_a_node_seen_joining_is_drained_only_once_ray_start_can_have_seen_it(sid
     assert len(drain_requests(gcs)) == 1
 
 
+def test_a_joining_node_whose_ray_start_is_rayboots_is_drained_at_once(sidecar, gcs, tmp_path):
+    """Where the hook's container runs rayboot as its PID 1 (the vcjob's, LWS's and JobSet's pods),
+    `ray start` is rayboot's child, stopped 1 s after SIGTERM once its node is drained, whatever
+    Ray's start-up is doing: the hook says so, and the drain of a node that has just joined is not
+    held (held, a vcjob worker evicted 0.5 s after it joined took 2.73 s to go on the node)."""
+    s = sidecar()
+    eventually(lambda: "no ALIVE node named" in s.get("/readyz")[1])
+    gcs.nodes.append(Node(NODE_IP, node_id=NODE_ID))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    seen = time.monotonic()
+    code, answer, err = s.drain(pid1=tmp_path)
+    assert code == 0 and answer["outcome"] == "left", err
+    waited = time.monotonic() - seen
+    assert waited < 1.0, f"DrainNode {waited:.2f} s after the node was seen joining"
+    assert "holding the drain" not in s.stderr, s.stderr
+    assert len(drain_requests(gcs)) == 1
+
+
 def test_a_node_alive_at_the_first_look_is_drained_at_once(sidecar, gcs, worker_node):
     s = sidecar()
     eventually(lambda: s.get("/readyz")[0] == 200)
