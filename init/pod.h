@@ -48,6 +48,7 @@ struct pod {
     bool drained;        /* SIGTERM's drain finished: the node left the cluster */
     long kill_at_ms;     /* SIGKILL whatever is left at this time (0: not yet set) */
     long ray_kill_at_ms; /* SIGKILL ray start's group alone at this time (0: not set) */
+    bool ray_node_seen;  /* its raylet or GCS was in that group when that time was set */
     int exit_code;
 
     char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */

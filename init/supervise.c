@@ -35,6 +35,14 @@
  * node): a second longer, for the command's driver, SIGTERMed first, to end before its GCS is
  * killed under it. */
 #define HEAD_RAY_STOP_TIMEOUT_MS 2000
+/* Ray's node is its raylet and, on the head, its GCS. `ray start`, SIGTERMed, stops them first
+ * (the raylet, then the GCS), then its agents, dashboard and monitors one after another, giving
+ * each up to 1 s. Once the node's daemons have ended, nothing left in its group has anything to
+ * hand over, and what is left is killed at once (on the node, a deleted GCS FT head whose command
+ * was still ending: 1.05 s after ray start's SIGTERM, not at the 2 s bound); until then it is
+ * looked at this often. */
+#define RAY_NODE_ENDED_POLL_MS 50
+static const char *const RAY_NODE_DAEMONS[] = {"raylet", "gcs_server"};
 /* How long the user's command gets between SIGTERM and SIGKILL when Ray dies under it. */
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
@@ -163,8 +171,37 @@ static void wait_workers_drains(struct pod *pod, long started, long until)
                  (double)HEAD_DRAIN_SEEN_MS / 1000.0);
     else
         return;
+    /* Slept to the end: a signal (the command's SIGCHLD, as it ends on its own SIGTERM) wakes it. */
     if (until - monotime_ms() > HEAD_DRAIN_SEEN_MS)
-        wait_sleep(HEAD_DRAIN_SEEN_MS, &wake);
+        for (long seen_until = monotime_ms() + HEAD_DRAIN_SEEN_MS, left; (left = seen_until - monotime_ms()) > 0;)
+            wait_sleep(left, &wake);
+}
+
+/* ray start, SIGTERMed with nothing left to hand over, whose node's daemons have ended: what is
+ * left of its group (agents, dashboard, monitors) would only be stopped one by one. */
+static bool ray_node_running(const struct pod *pod)
+{
+    return proc_group_has(pod->ray_pid, RAY_NODE_DAEMONS, sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]));
+}
+
+/* Looked at before ray start is SIGTERMed (its daemons may end within the instant after): only a
+ * node seen running can be seen ended. */
+static void note_ray_node(struct pod *pod)
+{
+    pod->ray_node_seen = ray_node_running(pod);
+}
+
+static bool ray_node_ended(const struct pod *pod)
+{
+    return pod->ray_kill_at_ms && pod->ray_node_seen && pod->ray_pid > 0 && !ray_node_running(pod);
+}
+
+static void kill_rest_of_ray(struct pod *pod)
+{
+    pod->ray_kill_at_ms = 0;
+    log_info("Ray's raylet%s ended: killing what is left of ray start's",
+             pod->plan.role == PLAN_ROLE_HEAD ? " and GCS have" : " has");
+    proc_signal_group(pod->ray_pid, SIGKILL);
 }
 
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. The head does
@@ -222,6 +259,7 @@ static void shut_down(struct pod *pod)
     if (!how)
         how = pod->drained ? "node drained" : "stopped without a drain";
     pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, how);
+    note_ray_node(pod);
     pod_stop_ray(pod, started + budget - monotime_ms());
     /* ray start alone, which stops its daemons in its own order: a worker's pod went in 1.3 s
      * so, and in 6.5 s with the whole group SIGTERMed at once (ray start then sat in its loop until
@@ -255,6 +293,8 @@ static void kill_drained_ray(struct pod *pod)
 static void leave_old_ray(struct pod *pod)
 {
     pod->restarting_ray = true;
+    if (!pod->ray_kill_at_ms)
+        note_ray_node(pod);
     pod_stop_ray_at_once(pod);
     if (!pod->ray_kill_at_ms)
         pod->ray_kill_at_ms = monotime_ms() + LEFT_RAY_STOP_TIMEOUT_MS;
@@ -765,8 +805,14 @@ int supervise(struct pod *pod)
             kill_drained_ray(pod);
             continue;
         }
+        if (ray_node_ended(pod)) {
+            kill_rest_of_ray(pod);
+            continue;
+        }
         if (pod->ray_kill_at_ms && pod->ray_kill_at_ms - now < timeout)
             timeout = pod->ray_kill_at_ms - now;
+        if (pod->ray_kill_at_ms && RAY_NODE_ENDED_POLL_MS < timeout)
+            timeout = RAY_NODE_ENDED_POLL_MS;
         if (pod->kill_at_ms && pod->kill_at_ms - now < timeout)
             timeout = pod->kill_at_ms - now;
         if (pod->plan.role == PLAN_ROLE_WORKER && !pod->stopping && pod->next_monitor_ms - now < timeout)

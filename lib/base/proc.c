@@ -21,6 +21,7 @@
 #define PROC_STAT_MAX_BYTES 4096
 /* The parent's pid in /proc/<pid>/stat (proc(5)). */
 #define PROC_STAT_FIELD_PPID 4
+#define PROC_STAT_FIELD_PGRP 5
 
 void proc_catchable_signals(sigset_t *set)
 {
@@ -218,6 +219,27 @@ int proc_comm(const char *pid_name, char *out, size_t cap)
     out[n] = '\0';
     out[strcspn(out, "\n")] = '\0';
     return 0;
+}
+
+bool proc_group_has(pid_t pgid, const char *const *comms, size_t n)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    bool found = false;
+    if (!d)
+        return false;
+    while (!found && (de = readdir(d)) != NULL) {
+        long pid, group;
+        char comm[32];
+        if (number_parse(de->d_name, strlen(de->d_name), 1, INT_MAX, &pid) < 0 ||
+            proc_stat_fields(de->d_name, PROC_STAT_FIELD_PGRP, &group, 1) < 0 || group != (long)pgid ||
+            proc_comm(de->d_name, comm, sizeof(comm)) < 0)
+            continue;
+        for (size_t i = 0; i < n && !found; i++)
+            found = strcmp(comm, comms[i]) == 0;
+    }
+    closedir(d);
+    return found;
 }
 
 static pid_t parent_of(const char *pid_name)

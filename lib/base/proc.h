@@ -42,6 +42,9 @@ int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep);
  * Returns 0, or -1 when the file cannot be read or a field is not a decimal number. */
 int proc_stat_fields(const char *pid_name, int first, long *out, size_t n);
 
+/* Whether a process of group PGID (zombies included) has one of the N names in COMMS as its comm. */
+bool proc_group_has(pid_t pgid, const char *const *comms, size_t n);
+
 /* /proc/<pid_name>/comm (the name the kernel keeps: the basename of what was exec'd, at most 15
  * characters) into OUT without its newline. Returns 0, or -1 when it cannot be read. */
 int proc_comm(const char *pid_name, char *out, size_t cap);

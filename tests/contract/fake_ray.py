@@ -1,18 +1,45 @@
 #!/usr/bin/env python3
 """A stand-in for `ray` (RAYBOOT_RAY) that records how it was started and behaves as the test
 asks through FAKE_RAY_MODE: "block" (like `ray start --block`: run until SIGTERM, then exit 1),
-"exit:N" (exit N at once), "ignore-term" (ignore SIGTERM; only SIGKILL ends it)."""
+"exit:N" (exit N at once), "ignore-term" (ignore SIGTERM; only SIGKILL ends it), "daemons" (as
+Ray 2.60's `ray start --block` runs its node: a `raylet` and, with --head, a `gcs_server` in its
+process group; on SIGTERM it stops them one after the other, then takes 3 s over the rest, as it
+does stopping its agents, dashboard and monitors a second each)."""
 import json
 import os
 import resource
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 
 mode = os.environ.get("FAKE_RAY_MODE", "block")
+daemons = []
+
+
+def start_daemons():
+    """`sleep` under Ray's daemons' names (a process's comm is the name it was exec'd by)."""
+    where = tempfile.mkdtemp(prefix="fake-ray-")
+    for name in ["raylet"] + (["gcs_server"] if "--head" in sys.argv else []):
+        os.symlink("/bin/sleep", os.path.join(where, name))
+        daemons.append(subprocess.Popen([os.path.join(where, name), "120"]))
+
+
+def stop_as_ray(*_):
+    for d in daemons:
+        d.terminate()
+        d.wait()
+    time.sleep(3)
+    sys.exit(1)
+
+
 # Dispositions first, then the announcement: a test that saw the log line can rely on them.
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+elif mode == "daemons":
+    start_daemons()
+    signal.signal(signal.SIGTERM, stop_as_ray)
 else:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 log = os.environ.get("FAKE_RAY_LOG")

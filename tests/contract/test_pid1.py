@@ -530,6 +530,36 @@ def test_a_drained_heads_stuck_ray_is_killed_after_its_bound(run, gcs, tmp_path,
     r.wait(40)
 
 
+@pytest.mark.parametrize("role", ["head", "worker"])
+def test_a_drained_rays_rest_is_killed_once_its_node_has_ended(run, gcs, tmp_path, role):
+    """Ray 2.60's `ray start`, SIGTERMed, stops its raylet, then the head's GCS, then its agents,
+    dashboard and monitors one after another, up to 1 s each: the deleted head's used up its whole
+    bound on the real node. Once the raylet and the GCS have ended, what is left has nothing to
+    hand over, and rayboot kills it at once: here, instead of 1 s after the SIGTERM."""
+    from fake_gcs import Node
+    if role == "head":
+        r = run(head_env(gcs, FAKE_RAY_MODE="daemons", RAYBOOT_GRACE_PERIOD="30"),
+                ["--", PY, "-c", "import time; time.sleep(60)"])
+        r.wait_for_log("started the command")
+    else:
+        gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+        gcs.nodes[0].ip = "10.0.0.1"
+        r = run(worker_env(gcs.port, FAKE_RAY_MODE="daemons", RAYBOOT_GRACE_PERIOD="30"))
+        r.wait_for_log("started ray")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    r.wait(40)
+    took = time.monotonic() - t0
+    assert "killing what is left of ray start's" in r.stderr, r.stderr
+    assert "deadline passed" not in r.stderr and "did not exit in time" not in r.stderr, r.stderr
+    assert took < 0.9, f"took {took:.2f} s: the rest of a drained Ray waited for its bound"
+    if role == "head":
+        # With no worker ALIVE the head keeps its GCS up 0.25 s for a worker that has just drained;
+        # the command's SIGCHLD, as it ended on its SIGTERM, cut that short (0.03 s) before.
+        assert "keeping the GCS up 0.25 s" in r.stderr and took >= 0.25, f"took {took:.2f} s"
+
+
 # A command that leaves a process of its own behind, in a session of its own (a daemon): once the
 # command has ended it is rayboot's child (the subreaper's), out of reach of the command's group.
 LEAVES_A_DAEMON = ("import subprocess, time\n"
