@@ -405,7 +405,7 @@ FIGURES = {
         "node:waiting.kuberay.peak_kb.median*0.001"],
     "worker evicted (n 5)": [
         "node:evict.rayboot.gone_s.n", None, "node:evict.rayboot.gone_s.median", "node:evict.vcjob.gone_s.median",
-        "node:evict.jobset.gone_s.median", None, "node:evict.kuberay.gone_s.median"],
+        "node:evict.lws.gone_s.median", "node:evict.jobset.gone_s.median", None, "node:evict.kuberay.gone_s.median"],
     "head lost to whole again, no GCS fault tolerance (n 3)": [
         "node:head_lost.vcjob.whole_s.n", "node:head_lost.vcjob.whole_s.median",
         "node:head_lost.kuberay.whole_s.median"],
