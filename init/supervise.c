@@ -193,15 +193,7 @@ static void note_ray_node(struct pod *pod)
 
 static bool ray_node_ended(const struct pod *pod)
 {
-    return pod->ray_kill_at_ms && pod->ray_node_seen && pod->ray_pid > 0 && !ray_node_running(pod);
-}
-
-static void kill_rest_of_ray(struct pod *pod)
-{
-    pod->ray_kill_at_ms = 0;
-    log_info("Ray's raylet%s ended: killing what is left of ray start's",
-             pod->plan.role == PLAN_ROLE_HEAD ? " and GCS have" : " has");
-    proc_signal_group(pod->ray_pid, SIGKILL);
+    return pod->ray_node_seen && pod->ray_pid > 0 && !ray_node_running(pod);
 }
 
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. The head does
@@ -275,16 +267,20 @@ static void shut_down(struct pod *pod)
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);
 }
 
-/* ray start, SIGTERMed with nothing left to hand over (its node drained, or its cluster gone),
- * has not exited in time: only it and its daemons are killed; the command (a head's) keeps the
- * rest of its grace period. */
-static void kill_drained_ray(struct pod *pod)
+/* ray start, SIGTERMed with nothing left to hand over (its node drained, or its cluster gone), has
+ * not exited in time, or its node's daemons have ended (NODE_ENDED): only it and what is left of
+ * its group are killed; the command (a head's) keeps the rest of its grace period. */
+static void kill_stopping_ray(struct pod *pod, bool node_ended)
 {
     pod->ray_kill_at_ms = 0;
     if (pod->ray_pid <= 0)
         return;
-    log_warn("ray start did not exit in time after SIGTERM although %s: killing it",
-             pod->restarting_ray ? "its cluster is gone" : "its node was drained");
+    if (node_ended)
+        log_info("Ray's raylet%s ended: killing what is left of ray start's",
+                 pod->plan.role == PLAN_ROLE_HEAD ? " and GCS have" : " has");
+    else
+        log_warn("ray start did not exit in time after SIGTERM although %s: killing it",
+                 pod->restarting_ray ? "its cluster is gone" : "its node was drained");
     proc_signal_group(pod->ray_pid, SIGKILL);
 }
 
@@ -801,12 +797,8 @@ int supervise(struct pod *pod)
             kill_everything(pod);
             continue;
         }
-        if (pod->ray_kill_at_ms && now >= pod->ray_kill_at_ms) {
-            kill_drained_ray(pod);
-            continue;
-        }
-        if (ray_node_ended(pod)) {
-            kill_rest_of_ray(pod);
+        if (pod->ray_kill_at_ms && (now >= pod->ray_kill_at_ms || ray_node_ended(pod))) {
+            kill_stopping_ray(pod, now < pod->ray_kill_at_ms);
             continue;
         }
         if (pod->ray_kill_at_ms && pod->ray_kill_at_ms - now < timeout)

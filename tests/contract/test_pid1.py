@@ -39,6 +39,17 @@ def worker_env(port, **extra):
     return env
 
 
+def started_worker(run, gcs, **extra):
+    """A worker whose node (127.0.0.1) is ALIVE in the fake GCS, the head elsewhere (10.0.0.1),
+    run with worker_env's EXTRA until it has started Ray."""
+    from fake_gcs import Node
+    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
+    gcs.nodes[0].ip = "10.0.0.1"  # the head is elsewhere; this pod's node is 127.0.0.1
+    r = run(worker_env(gcs.port, **extra))
+    r.wait_for_log("started ray")
+    return r
+
+
 @pytest.mark.parametrize("code", [0, 1, 3, 42, 126, 200, 255])
 def test_command_exit_code_becomes_rayboots(run, gcs, code):
     r = run(head_env(gcs), ["--", PY, "-c", f"import sys; sys.exit({code})"])
@@ -256,11 +267,7 @@ def test_sigterm_before_the_heads_command_ran_is_not_a_success(run, gcs, tmp_pat
 
 def test_eviction_exit_code_is_configurable(run, gcs):
     """RAYBOOT_EVICTION_EXIT_CODE is what a graceful SIGTERM gives a pod that runs no command."""
-    from fake_gcs import Node
-    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
-    gcs.nodes[0].ip = "10.0.0.1"
-    r = run(worker_env(gcs.port, RAYBOOT_EVICTION_EXIT_CODE="9"))
-    r.wait_for_log("started ray")
+    r = started_worker(run, gcs, RAYBOOT_EVICTION_EXIT_CODE="9")
     os.kill(r.proc.pid, signal.SIGTERM)
     assert r.wait(15) == 9, r.stderr
 
@@ -392,11 +399,7 @@ def test_the_finished_keys_bytes_reach_the_termination_message_escaped(run, gcs,
 
 
 def test_worker_drains_its_node_on_sigterm(run, gcs, tmp_path):
-    from fake_gcs import Node
-    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
-    gcs.nodes[0].ip = "10.0.0.1"  # the head is elsewhere; this pod's node is 127.0.0.1
-    r = run(worker_env(gcs.port, RAYBOOT_POD_NAME="ray-worker-0"))
-    r.wait_for_log("started ray")
+    r = started_worker(run, gcs, RAYBOOT_POD_NAME="ray-worker-0")
     ray_started(tmp_path)
     os.kill(r.proc.pid, signal.SIGTERM)
     assert r.wait(15) == 0, r.stderr
@@ -473,13 +476,9 @@ def test_termination_log_says_why_the_pod_ended(run, gcs, tmp_path):
 
 
 def test_termination_log_after_a_drained_eviction(run, gcs, tmp_path):
-    from fake_gcs import Node
-    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
-    gcs.nodes[0].ip = "10.0.0.1"
     log = tmp_path / "termination-log"
     log.write_text("")
-    r = run(worker_env(gcs.port, RAYBOOT_TERMINATION_LOG=str(log)))
-    r.wait_for_log("started ray")
+    r = started_worker(run, gcs, RAYBOOT_TERMINATION_LOG=str(log))
     ray_started(tmp_path)
     os.kill(r.proc.pid, signal.SIGTERM)
     assert r.wait(15) == 0, r.stderr
@@ -490,11 +489,7 @@ def test_ray_stuck_after_its_node_was_drained_is_killed_without_the_whole_grace(
     """Ray 2.60's `ray start --block` sometimes never exits on SIGTERM once its drained raylet is
     gone: with the node drained, rayboot kills it after 1 s (5 s before) instead of
     sitting out the grace period (30 s here), and the eviction still ends as a drained one."""
-    from fake_gcs import Node
-    gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
-    gcs.nodes[0].ip = "10.0.0.1"
-    r = run(worker_env(gcs.port, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"))
-    r.wait_for_log("started ray")
+    r = started_worker(run, gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30")
     ray_started(tmp_path)
     t0 = time.monotonic()
     os.kill(r.proc.pid, signal.SIGTERM)
@@ -536,16 +531,12 @@ def test_a_drained_rays_rest_is_killed_once_its_node_has_ended(run, gcs, tmp_pat
     dashboard and monitors one after another, up to 1 s each: the deleted head's used up its whole
     bound on the real node. Once the raylet and the GCS have ended, what is left has nothing to
     hand over, and rayboot kills it at once: here, instead of 1 s after the SIGTERM."""
-    from fake_gcs import Node
     if role == "head":
         r = run(head_env(gcs, FAKE_RAY_MODE="daemons", RAYBOOT_GRACE_PERIOD="30"),
                 ["--", PY, "-c", "import time; time.sleep(60)"])
         r.wait_for_log("started the command")
     else:
-        gcs.nodes.append(Node("127.0.0.1", node_id=b"\x42" * 28))
-        gcs.nodes[0].ip = "10.0.0.1"
-        r = run(worker_env(gcs.port, FAKE_RAY_MODE="daemons", RAYBOOT_GRACE_PERIOD="30"))
-        r.wait_for_log("started ray")
+        r = started_worker(run, gcs, FAKE_RAY_MODE="daemons", RAYBOOT_GRACE_PERIOD="30")
     ray_started(tmp_path)
     t0 = time.monotonic()
     os.kill(r.proc.pid, signal.SIGTERM)
