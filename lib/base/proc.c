@@ -221,25 +221,47 @@ int proc_comm(const char *pid_name, char *out, size_t cap)
     return 0;
 }
 
-bool proc_group_has(pid_t pgid, const char *const *comms, size_t n)
+bool proc_each(proc_visit_fn visit, void *ctx)
 {
     DIR *d = opendir("/proc");
     struct dirent *de;
-    bool found = false;
     if (!d)
         return false;
-    while (!found && (de = readdir(d)) != NULL) {
-        long pid, group;
-        char comm[32];
-        if (number_parse(de->d_name, strlen(de->d_name), 1, INT_MAX, &pid) < 0 ||
-            proc_stat_fields(de->d_name, PROC_STAT_FIELD_PGRP, &group, 1) < 0 || group != (long)pgid ||
-            proc_comm(de->d_name, comm, sizeof(comm)) < 0)
-            continue;
-        for (size_t i = 0; i < n && !found; i++)
-            found = strcmp(comm, comms[i]) == 0;
+    while ((de = readdir(d)) != NULL) {
+        long pid;
+        if (number_parse(de->d_name, strlen(de->d_name), 1, INT_MAX, &pid) == 0 && visit(de->d_name, (pid_t)pid, ctx))
+            break;
     }
     closedir(d);
-    return found;
+    return true;
+}
+
+struct group_match {
+    pid_t pgid;
+    const char *const *comms;
+    size_t n;
+    bool found;
+};
+
+static bool match_group_comm(const char *pid_name, pid_t pid, void *ctx)
+{
+    struct group_match *m = ctx;
+    long group;
+    char comm[32];
+    (void)pid;
+    if (proc_stat_fields(pid_name, PROC_STAT_FIELD_PGRP, &group, 1) < 0 || group != (long)m->pgid ||
+        proc_comm(pid_name, comm, sizeof(comm)) < 0)
+        return false;
+    for (size_t i = 0; i < m->n && !m->found; i++)
+        m->found = strcmp(comm, m->comms[i]) == 0;
+    return m->found;
+}
+
+bool proc_group_has(pid_t pgid, const char *const *comms, size_t n)
+{
+    struct group_match m = {pgid, comms, n, false};
+    proc_each(match_group_comm, &m);
+    return m.found;
 }
 
 static pid_t parent_of(const char *pid_name)
@@ -248,27 +270,32 @@ static pid_t parent_of(const char *pid_name)
     return proc_stat_fields(pid_name, PROC_STAT_FIELD_PPID, &ppid, 1) < 0 ? -1 : (pid_t)ppid;
 }
 
+struct child_signal {
+    pid_t self;
+    int sig;
+    const pid_t *keep;
+    size_t nkeep;
+    int count;
+};
+
+static bool signal_child(const char *pid_name, pid_t pid, void *ctx)
+{
+    struct child_signal *c = ctx;
+    bool kept = false;
+    if (pid < 2 || pid == c->self || parent_of(pid_name) != c->self)
+        return false;
+    for (size_t i = 0; i < c->nkeep; i++)
+        kept = kept || c->keep[i] == pid;
+    if (!kept && kill(pid, c->sig) == 0)
+        c->count++;
+    return false;
+}
+
 int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep)
 {
-    pid_t self = getpid();
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    int count = 0;
-    if (!d)
-        return 0;
-    while ((de = readdir(d)) != NULL) {
-        long pid;
-        bool kept = false;
-        if (number_parse(de->d_name, strlen(de->d_name), 2, INT_MAX, &pid) < 0 || pid == self ||
-            parent_of(de->d_name) != self)
-            continue;
-        for (size_t i = 0; i < nkeep; i++)
-            kept = kept || keep[i] == (pid_t)pid;
-        if (!kept && kill((pid_t)pid, sig) == 0)
-            count++;
-    }
-    closedir(d);
-    return count;
+    struct child_signal c = {getpid(), sig, keep, nkeep, 0};
+    proc_each(signal_child, &c);
+    return c.count;
 }
 
 int proc_signal_children(int sig)

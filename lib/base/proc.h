@@ -42,6 +42,11 @@ int proc_signal_children_except(int sig, const pid_t *keep, size_t nkeep);
  * Returns 0, or -1 when the file cannot be read or a field is not a decimal number. */
 int proc_stat_fields(const char *pid_name, int first, long *out, size_t n);
 
+/* Calls VISIT for every process in /proc (its pid, and that pid as /proc names it) until VISIT
+ * returns true. Returns false when /proc cannot be read. */
+typedef bool (*proc_visit_fn)(const char *pid_name, pid_t pid, void *ctx);
+bool proc_each(proc_visit_fn visit, void *ctx);
+
 /* Whether a process of group PGID (zombies included) has one of the N names in COMMS as its comm. */
 bool proc_group_has(pid_t pgid, const char *const *comms, size_t n);
 
