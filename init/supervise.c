@@ -40,9 +40,14 @@
  * each up to 1 s. Once the node's daemons have ended, nothing left in its group has anything to
  * hand over, and what is left is killed at once (on the node, a deleted GCS FT head whose command
  * was still ending: 1.05 s after ray start's SIGTERM, not at the 2 s bound); until then it is
- * looked at this often. */
+ * looked at this often. The GCS is waited for only while the head's command runs, for its driver
+ * to end before it: otherwise its own stop only flushes its events to the dashboard agent, gone
+ * with the raylet (it took past ray start's 1 s on the node, a deleted GCS FT head whose raylet
+ * had left as soon as it was drained), and its state is in Redis under fault tolerance or ends
+ * with the pod without it. */
 #define RAY_NODE_ENDED_POLL_MS 50
 static const char *const RAY_NODE_DAEMONS[] = {"raylet", "gcs_server"};
+#define RAY_NODE_DAEMONS_BUT_THE_GCS 1
 /* How long the user's command gets between SIGTERM and SIGKILL when Ray dies under it. */
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
@@ -177,23 +182,28 @@ static void wait_workers_drains(struct pod *pod, long started, long until)
             wait_sleep(left, &wake);
 }
 
-/* ray start, SIGTERMed with nothing left to hand over, whose node's daemons have ended: what is
- * left of its group (agents, dashboard, monitors) would only be stopped one by one. */
-static bool ray_node_running(const struct pod *pod)
+/* Whether ray start's group still has one of the first N of Ray's node daemons. */
+static bool ray_node_has(const struct pod *pod, size_t n)
 {
-    return proc_group_has(pod->ray_pid, RAY_NODE_DAEMONS, sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]));
+    return proc_group_has(pod->ray_pid, RAY_NODE_DAEMONS, n);
 }
 
 /* Looked at before ray start is SIGTERMed (its daemons may end within the instant after): only a
  * node seen running can be seen ended. */
 static void note_ray_node(struct pod *pod)
 {
-    pod->ray_node_seen = ray_node_running(pod);
+    pod->ray_node_seen = ray_node_has(pod, sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]));
 }
 
+/* ray start, SIGTERMed with nothing left to hand over, whose node's daemons have ended (its GCS
+ * too while the head's command runs): what is left of its group (agents, dashboard, monitors, a
+ * GCS flushing its events) would only be stopped one by one. */
 static bool ray_node_ended(const struct pod *pod)
 {
-    return pod->ray_node_seen && pod->ray_pid > 0 && !ray_node_running(pod);
+    bool driver_may_run = pod->plan.role == PLAN_ROLE_HEAD && pod->cmd_pid > 0;
+    size_t waited =
+        driver_may_run ? sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]) : RAY_NODE_DAEMONS_BUT_THE_GCS;
+    return pod->ray_node_seen && pod->ray_pid > 0 && !ray_node_has(pod, waited);
 }
 
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. The head does
@@ -276,8 +286,10 @@ static void kill_stopping_ray(struct pod *pod, bool node_ended)
     if (pod->ray_pid <= 0)
         return;
     if (node_ended)
-        log_info("Ray's raylet%s ended: killing what is left of ray start's",
-                 pod->plan.role == PLAN_ROLE_HEAD ? " and GCS have" : " has");
+        log_info("%s: killing what is left of ray start's",
+                 pod->plan.role != PLAN_ROLE_HEAD ? "Ray's raylet has ended"
+                 : pod->cmd_pid > 0               ? "Ray's raylet and GCS have ended"
+                                    : "Ray's raylet and the command have ended (its GCS goes with the rest)");
     else
         log_warn("ray start did not exit in time after SIGTERM although %s: killing it",
                  pod->restarting_ray ? "its cluster is gone" : "its node was drained");

@@ -3,8 +3,10 @@
 asks through FAKE_RAY_MODE: "block" (like `ray start --block`: run until SIGTERM, then exit 1),
 "exit:N" (exit N at once), "ignore-term" (ignore SIGTERM; only SIGKILL ends it), "daemons" (as
 Ray 2.60's `ray start --block` runs its node: a `raylet` and, with --head, a `gcs_server` in its
-process group; on SIGTERM it stops them one after the other, then takes 3 s over the rest, as it
-does stopping its agents, dashboard and monitors a second each)."""
+process group; on SIGTERM it stops them one after the other, giving each up to 1 s, then takes 3 s
+over the rest, as it does stopping its agents, dashboard and monitors a second each),
+"daemons-slow-gcs" (the same, with a GCS that takes 3 s to end on SIGTERM, as Ray's flushing its
+events to a dashboard agent that has gone)."""
 import json
 import os
 import resource
@@ -18,18 +20,32 @@ mode = os.environ.get("FAKE_RAY_MODE", "block")
 daemons = []
 
 
-def start_daemons():
+# A GCS slow to end: a script's comm is its own name.
+SLOW_GCS = f"#!{sys.executable}\nimport signal, time\nsignal.signal(signal.SIGTERM, lambda *_: (time.sleep(3), exit(0)))\ntime.sleep(120)\n"
+
+
+def start_daemons(slow_gcs):
     """`sleep` under Ray's daemons' names (a process's comm is the name it was exec'd by)."""
     where = tempfile.mkdtemp(prefix="fake-ray-")
     for name in ["raylet"] + (["gcs_server"] if "--head" in sys.argv else []):
-        os.symlink("/bin/sleep", os.path.join(where, name))
-        daemons.append(subprocess.Popen([os.path.join(where, name), "120"]))
+        path = os.path.join(where, name)
+        if name == "gcs_server" and slow_gcs:
+            with open(path, "w") as f:
+                f.write(SLOW_GCS)
+            os.chmod(path, 0o755)
+        else:
+            os.symlink("/bin/sleep", path)
+        daemons.append(subprocess.Popen([path, "120"]))
 
 
 def stop_as_ray(*_):
     for d in daemons:
         d.terminate()
-        d.wait()
+        try:
+            d.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
     time.sleep(3)
     sys.exit(1)
 
@@ -37,8 +53,8 @@ def stop_as_ray(*_):
 # Dispositions first, then the announcement: a test that saw the log line can rely on them.
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-elif mode == "daemons":
-    start_daemons()
+elif mode in ("daemons", "daemons-slow-gcs"):
+    start_daemons(mode == "daemons-slow-gcs")
     signal.signal(signal.SIGTERM, stop_as_ray)
 else:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))

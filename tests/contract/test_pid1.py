@@ -551,6 +551,31 @@ def test_a_drained_rays_rest_is_killed_once_its_node_has_ended(run, gcs, tmp_pat
         assert "keeping the GCS up 0.25 s" in r.stderr and took >= 0.25, f"took {took:.2f} s"
 
 
+@pytest.mark.parametrize("command, gcs_waited", [("import time; time.sleep(60)", False), (SLOW_TO_END, True)])
+def test_a_stopping_heads_gcs_is_waited_for_only_while_its_command_runs(run, gcs, tmp_path, command, gcs_waited):
+    """Ray's GCS, SIGTERMed, flushes its events to the dashboard agent before it ends, and that agent
+    goes with the raylet: on the node, a deleted GCS FT head's raylet left as soon as it was drained
+    and its GCS then used ray start's whole 1 s. Only the command's driver needs the GCS: once the
+    command has ended, ray start's group is killed as soon as the raylet has ended, the GCS with it
+    (its state is in Redis under fault tolerance, or ends with the pod); while the command is
+    still ending, the GCS is waited for (here ray start kills it after its 1 s)."""
+    r = run(head_env(gcs, FAKE_RAY_MODE="daemons-slow-gcs", RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", command])
+    r.wait_for_log("started the command")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    r.wait_for_log("killing what is left of ray start's", timeout=40)
+    took = time.monotonic() - t0
+    assert "deadline passed" not in r.stderr and "did not exit in time" not in r.stderr, r.stderr
+    if gcs_waited:
+        assert "Ray's raylet and GCS have ended" in r.stderr, r.stderr
+        assert took >= 1.2, f"took {took:.2f} s: the GCS was killed before ray start's 1 s for it"
+    else:
+        assert "Ray's raylet and the command have ended" in r.stderr, r.stderr
+        assert took < 0.9, f"took {took:.2f} s: the GCS's own stop was waited for"
+    r.wait(40)
+
+
 # A command that leaves a process of its own behind, in a session of its own (a daemon): once the
 # command has ended it is rayboot's child (the subreaper's), out of reach of the command's group.
 LEAVES_A_DAEMON = ("import subprocess, time\n"
