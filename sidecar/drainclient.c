@@ -48,6 +48,11 @@
 #define DRAINCLIENT_WAIT_MAX_MS 3605000L
 /* --deadline=SECONDS, kept for older manifests: the range it always had. */
 #define DRAINCLIENT_DEADLINE_MAX_S 3600
+/* How often a `ray start` that is PID 1 is looked at while it may still be waiting for its node. */
+#define DRAINCLIENT_RAY_START_POLL_MS 50
+/* What Ray 2.60's `ray start --block` opens once its node is up, and holds open while it blocks
+ * (scripts.py, after Node() returned): it is past its wait for its node in the GCS. */
+#define RAY_START_BLOCKING_FILE "ray_process_exit.log"
 
 struct drainclient {
     int port;
@@ -57,7 +62,7 @@ struct drainclient {
     char source[RAYAUTH_SOURCE_MAX_BYTES]; /* where the token came from, for messages */
     char nonce[DRAINPROOF_NONCE_HEX + 1];
     char proof[DRAINPROOF_TAG_HEX + 1]; /* the last answer's X-Rayboot-Proof, "" when none */
-    bool ray_start_is_rayboots;         /* this container's PID 1 is rayboot */
+    const char *ray_start;              /* what POST /drain says of this container's `ray start`, or NULL */
 };
 
 int drainclient_deadline_check(const char *text, struct errbuf *err)
@@ -120,8 +125,8 @@ static int ask(struct drainclient *c, const char *method, const char *path, long
     snprintf(header, sizeof(header), "%s: %s", DRAINPROOF_NONCE_HEADER, c->nonce);
     if (c->keyed)
         *next++ = header;
-    if (c->ray_start_is_rayboots && strcmp(method, "POST") == 0)
-        *next++ = DRAINCLIENT_RAY_START_HEADER ": " DRAINCLIENT_RAY_START_RAYBOOT;
+    if (c->ray_start && strcmp(method, "POST") == 0)
+        *next++ = c->ray_start;
     c->proof[0] = '\0';
     return httpc_request(&c->http, &req, reply, err);
 }
@@ -143,20 +148,30 @@ static int not_proven(const struct drainclient *c, const char *what)
     return DRAINCLIENT_EXIT_NOT_THE_SIDECAR;
 }
 
-/* How long the drain may take, from the hello's drain_wait_ms; DRAINCLIENT_WAIT_MAX_MS without one. */
-static long wait_from_hello(const struct httpc_reply *reply)
+/* A number of milliseconds below DRAINCLIENT_WAIT_MAX_MS from the hello's answer O, or -1. */
+static long hello_ms(const cJSON *o, const char *key)
 {
-    cJSON *o = reply->status == 200 && reply->body.buf ? json_parse_exact(reply->body.buf, reply->body.len) : NULL;
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "drain_wait_ms");
-    long wait_ms = DRAINCLIENT_WAIT_MAX_MS;
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, key);
     if (cJSON_IsNumber(ms) && ms->valuedouble >= 0 && ms->valuedouble < (double)DRAINCLIENT_WAIT_MAX_MS)
-        wait_ms = (long)ms->valuedouble + DRAINCLIENT_WAIT_SLACK_MS;
-    cJSON_Delete(o);
-    return wait_ms;
+        return (long)ms->valuedouble;
+    return -1;
 }
 
-/* GET /hello: 0 with how long the drain may take in *wait_ms, or the exit code. */
-static int hello(struct drainclient *c, long *wait_ms)
+/* From the hello: how long the drain may take (drain_wait_ms; DRAINCLIENT_WAIT_MAX_MS without it),
+ * and how long the sidecar would hold a drain asked now, for a node that has just joined
+ * (join_hold_ms; 0 without it: a sidecar from before it). */
+static void read_hello(const struct httpc_reply *reply, long *wait_ms, long *join_hold_ms)
+{
+    cJSON *o = reply->status == 200 && reply->body.buf ? json_parse_exact(reply->body.buf, reply->body.len) : NULL;
+    long wait = hello_ms(o, "drain_wait_ms"), hold = hello_ms(o, "join_hold_ms");
+    *wait_ms = wait >= 0 ? wait + DRAINCLIENT_WAIT_SLACK_MS : DRAINCLIENT_WAIT_MAX_MS;
+    *join_hold_ms = hold > 0 ? hold : 0;
+    cJSON_Delete(o);
+}
+
+/* GET /hello: 0 with how long the drain may take in *wait_ms and the sidecar's hold of a drain
+ * asked now in *join_hold_ms, or the exit code. */
+static int hello(struct drainclient *c, long *wait_ms, long *join_hold_ms)
 {
     long give_up_ms = monotime_ms() + DRAINCLIENT_RETRY_FOR_MS;
     struct httpc_reply reply;
@@ -180,7 +195,7 @@ static int hello(struct drainclient *c, long *wait_ms)
         httpc_reply_free(&reply);
         return not_proven(c, "the answer to GET /hello");
     }
-    *wait_ms = wait_from_hello(&reply);
+    read_hello(&reply, wait_ms, join_hold_ms);
     if (!c->keyed)
         log_info("no Ray token here: the answer on 127.0.0.1:%d is taken on trust (nothing can prove the sidecar "
                  "without it)",
@@ -249,19 +264,36 @@ static int load_key(struct drainclient *c, const char *const *envp, struct errbu
     return 0;
 }
 
-/* The hook runs in the Ray container's PID namespace: its PID 1 is what the container runs (with
- * shareProcessNamespace, the pod's pause: not rayboot, and the sidecar holds as for any pod). */
-static bool pid1_is_rayboot(void)
+/* What POST /drain says of this container's `ray start`, for the sidecar's hold of a drain of a
+ * node that has just joined (draining.c): the hook runs in the Ray container's PID namespace, whose
+ * PID 1 is what the container runs (with shareProcessNamespace, the pod's pause: nothing is said,
+ * and the sidecar holds as for any pod). Where PID 1 is Ray's own `ray start` (KubeRay's pods) and
+ * the sidecar would hold the drain (JOIN_HOLD_MS), it is watched for as long as the hold until it
+ * is past its wait for its node, so that the drain starts then rather than at the hold's end. */
+static const char *ray_start_state(long join_hold_ms)
 {
+    long until_ms = monotime_ms() + join_hold_ms;
     char comm[32];
-    return proc_comm("1", comm, sizeof(comm)) == 0 && strcmp(comm, "rayboot") == 0;
+    if (proc_comm("1", comm, sizeof(comm)) < 0)
+        return NULL;
+    if (strcmp(comm, "rayboot") == 0)
+        return DRAINCLIENT_RAY_START_HEADER ": " DRAINCLIENT_RAY_START_RAYBOOT;
+    if (strcmp(comm, "ray") != 0)
+        return NULL;
+    for (;;) {
+        if (proc_has_open("1", RAY_START_BLOCKING_FILE) == 1)
+            return DRAINCLIENT_RAY_START_HEADER ": " DRAINCLIENT_RAY_START_BLOCKING;
+        if (monotime_ms() >= until_ms)
+            return NULL;
+        wait_sleep(DRAINCLIENT_RAY_START_POLL_MS, NULL);
+    }
 }
 
 int drainclient_run(int port, const char *const *envp)
 {
-    struct drainclient c = {.port = port, .ray_start_is_rayboots = pid1_is_rayboot()};
+    struct drainclient c = {.port = port};
     struct errbuf err;
-    long wait_ms = 0;
+    long wait_ms = 0, join_hold_ms = 0;
     int code;
     if (load_key(&c, envp, &err) < 0) {
         log_error("%s", err.msg);
@@ -271,9 +303,11 @@ int drainclient_run(int port, const char *const *envp)
         log_error("%s", err.msg);
         return EXIT_SOFTWARE;
     }
-    code = hello(&c, &wait_ms);
-    if (code == 0)
+    code = hello(&c, &wait_ms, &join_hold_ms);
+    if (code == 0) {
+        c.ray_start = ray_start_state(join_hold_ms);
         code = drain(&c, wait_ms);
+    }
     httpc_free(&c.http);
     explicit_bzero(&c.key, sizeof(c.key));
     return code;

@@ -16,11 +16,14 @@
 /* EX_NOPERM: the sidecar refused: this pod is not being deleted (409); nothing drained. */
 #define DRAINCLIENT_EXIT_REFUSED 77
 
-/* Sent with POST /drain when this container's PID 1 is rayboot: its `ray start` is rayboot's child,
- * which rayboot stops 1 s after SIGTERM once the node is drained, whatever Ray's start-up is doing;
- * the sidecar then has no reason to hold the drain of a node that has just joined (draining.c). */
+/* Sent with POST /drain when this container's `ray start` will act on the kubelet's SIGTERM
+ * whatever the drain does to its node, so the sidecar has no reason to hold the drain of a node
+ * that has just joined (draining.c): "rayboot" when PID 1 is rayboot (`ray start` is its child,
+ * stopped 1 s after SIGTERM once the node is drained, whatever Ray's start-up is doing);
+ * "blocking" when PID 1 is Ray's own `ray start --block` and past its wait for its node. */
 #define DRAINCLIENT_RAY_START_HEADER "X-Rayboot-Ray-Start"
 #define DRAINCLIENT_RAY_START_RAYBOOT "rayboot"
+#define DRAINCLIENT_RAY_START_BLOCKING "blocking"
 
 /* --deadline=SECONDS, which the shipped manifests before the sidecar chose its own deadline pass:
  * whole seconds from 1 to an hour, or -1 with a message naming the flag. Checked, so that a typo

@@ -49,14 +49,21 @@ static void begin_drain(struct sidecar *s, long now_ms)
              (double)left_ms / 1000.0);
 }
 
-/* The moment before which this pod's node may not have been seen by its own `ray start` yet; 0 when
- * the node was never seen missing (it was ALIVE when this sidecar first looked), or when its
- * `ray start` is rayboot's, which stops it after SIGTERM whether or not it saw its node. */
-static long node_settled_ms(const struct sidecar *s)
+/* The moment before which this pod's node may not have been seen by its own `ray start` yet, for a
+ * drain asked at ASKED_MS; 0 when the node was never seen missing (it was ALIVE when this sidecar
+ * first looked), or when the drain's client said its `ray start` acts on SIGTERM whether or not it
+ * saw its node (rayboot's, or Ray's own past that wait). */
+static long node_settled_ms(const struct sidecar *s, long asked_ms)
 {
-    if (!s->node_absent_ms || s->ray_start_is_rayboots)
+    if (!s->node_absent_ms || s->ray_start_stops_on_sigterm)
         return 0;
-    return (s->node_alive_ms ? s->node_alive_ms : s->drain_wanted_ms) + SIDECAR_DRAIN_AFTER_JOIN_MS;
+    return (s->node_alive_ms ? s->node_alive_ms : asked_ms) + SIDECAR_DRAIN_AFTER_JOIN_MS;
+}
+
+long sidecar_join_hold_ms(const struct sidecar *s, long now_ms)
+{
+    long settled_ms = node_settled_ms(s, s->drain_wanted ? s->drain_wanted_ms : now_ms);
+    return settled_ms > now_ms ? settled_ms - now_ms : 0;
 }
 
 enum sidecar_drain_next sidecar_drain_next(struct sidecar *s, long now_ms, struct prober_request *req, long *at_ms)
@@ -78,7 +85,7 @@ enum sidecar_drain_next sidecar_drain_next(struct sidecar *s, long now_ms, struc
             *at_ms = s->resolved_ms + DRAIN_POLL_MS;
             return SIDECAR_DRAIN_BUSY;
         }
-        settled_ms = node_settled_ms(s);
+        settled_ms = node_settled_ms(s, s->drain_wanted_ms);
         if (now_ms < settled_ms) {
             if (!s->drain_held)
                 log_info("holding the drain %.2f s: node %s has just joined, and Ray's start-up may not have seen it "

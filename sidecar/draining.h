@@ -35,6 +35,9 @@ void sidecar_drain_reset(struct sidecar *s, const char *trigger, long now_ms);
  * SIGTERM came) is forgotten: readiness is looked at again, and a new drain may be asked for. */
 void sidecar_drain_forget_stale(struct sidecar *s, long now_ms);
 
+/* How long a drain asked at NOW_MS would be held for a node that has just joined (0: not held). */
+long sidecar_join_hold_ms(const struct sidecar *s, long now_ms);
+
 /* How long every drain may take: the grace period less what the kubelet needs after it. */
 long sidecar_drain_budget_cap_ms(const struct sidecar *s);
 

@@ -101,22 +101,27 @@ static void drain_endpoint(struct sidecar *s, const struct http_request *req, st
         drain_json(s, a);
         return;
     }
-    if (req->ray_start && strcmp(req->ray_start, DRAINCLIENT_RAY_START_RAYBOOT) == 0)
-        s->ray_start_is_rayboots = true;
+    if (req->ray_start && (strcmp(req->ray_start, DRAINCLIENT_RAY_START_RAYBOOT) == 0 ||
+                           strcmp(req->ray_start, DRAINCLIENT_RAY_START_BLOCKING) == 0))
+        s->ray_start_stops_on_sigterm = true;
     if (!s->drain_wanted)
         guard_ask(s, monotime_ms());
     *suspend = true;
 }
 
-/* GET /hello on the drain port: who listens there, and the longest a drain asked now may take, so
- * that the client waits no longer (a process holding the port in the sidecar's place would keep it
- * waiting for the whole grace period otherwise). Proven like every answer of this port. */
+/* GET /hello on the drain port: who listens there, the longest a drain asked now may take, so that
+ * the client waits no longer (a process holding the port in the sidecar's place would keep it
+ * waiting for the whole grace period otherwise), and how long such a drain would be held for a
+ * node that has just joined (the client may see its `ray start` past that sooner). Proven like
+ * every answer of this port. */
 static void hello(const struct sidecar *s, struct http_answer *a)
 {
     a->status = 200;
     a->content_type = "application/json";
-    snprintf(a->body, sizeof(a->body), "{\"sidecar\":\"rayboot-sidecar\",\"version\":\"%s\",\"drain_wait_ms\":%ld}\n",
-             RAYBOOT_VERSION, sidecar_drain_budget_cap_ms(s) + GUARD_ASK_WAIT_MS);
+    snprintf(a->body, sizeof(a->body),
+             "{\"sidecar\":\"rayboot-sidecar\",\"version\":\"%s\",\"drain_wait_ms\":%ld,\"join_hold_ms\":%ld}\n",
+             RAYBOOT_VERSION, sidecar_drain_budget_cap_ms(s) + GUARD_ASK_WAIT_MS,
+             sidecar_join_hold_ms(s, monotime_ms()));
 }
 
 static void readyz(const struct sidecar *s, struct http_answer *a)

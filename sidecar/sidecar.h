@@ -88,8 +88,9 @@ struct sidecar {
      * Ray's own start-up may not have seen the node yet. */
     long node_absent_ms;
     long node_alive_ms;
-    /* A /drain said this pod's `ray start` is rayboot's (drainclient.h): nothing to hold for. */
-    bool ray_start_is_rayboots;
+    /* A /drain said this pod's `ray start` acts on SIGTERM whatever the drain does (rayboot's, or
+     * Ray's own past its wait for its node: drainclient.h): nothing to hold for. */
+    bool ray_start_stops_on_sigterm;
 
     /* The drain's guard (guard.c): a /drain drains only a pod that is going, read from the API. */
     bool guarded;                   /* the Pod can be read: a /drain needs it to be going */

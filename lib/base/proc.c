@@ -22,6 +22,8 @@
 /* The parent's pid in /proc/<pid>/stat (proc(5)). */
 #define PROC_STAT_FIELD_PPID 4
 #define PROC_STAT_FIELD_PGRP 5
+/* A process's open files looked at, at most: `ray start` holds a few dozen. */
+#define PROC_OPEN_FILES_MAX 4096
 
 void proc_catchable_signals(sigset_t *set)
 {
@@ -219,6 +221,35 @@ int proc_comm(const char *pid_name, char *out, size_t cap)
     out[n] = '\0';
     out[strcspn(out, "\n")] = '\0';
     return 0;
+}
+
+static bool named(const char *path, const char *name)
+{
+    const char *slash = strrchr(path, '/');
+    return strcmp(slash ? slash + 1 : path, name) == 0;
+}
+
+int proc_has_open(const char *pid_name, const char *name)
+{
+    char dir[64], target[PATH_MAX];
+    struct dirent *de;
+    int found = 0, looked = 0;
+    DIR *d;
+    if (text_format(dir, sizeof(dir), "/proc/%s/fd", pid_name) >= (int)sizeof(dir) || !(d = opendir(dir)))
+        return -1;
+    while (!found && looked < PROC_OPEN_FILES_MAX && (de = readdir(d)) != NULL) {
+        ssize_t n;
+        if (de->d_name[0] == '.')
+            continue;
+        looked++;
+        n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue; /* closed since readdir saw it */
+        target[n] = '\0';
+        found = named(target, name);
+    }
+    closedir(d);
+    return found;
 }
 
 bool proc_each(proc_visit_fn visit, void *ctx)

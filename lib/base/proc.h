@@ -54,4 +54,8 @@ bool proc_group_has(pid_t pgid, const char *const *comms, size_t n);
  * characters) into OUT without its newline. Returns 0, or -1 when it cannot be read. */
 int proc_comm(const char *pid_name, char *out, size_t cap);
 
+/* Whether process PID_NAME has a file open whose path ends in /NAME: 1 or 0, or -1 when its
+ * descriptors cannot be read (it is gone, or not ours to look at). Its first 4096 are looked at. */
+int proc_has_open(const char *pid_name, const char *name);
+
 #endif

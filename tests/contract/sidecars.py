@@ -17,19 +17,26 @@ import urllib.request
 SIDECAR_NODE_IP = "10.9.9.9"
 
 
-def drain_hook(binary, port, *args, timeout=60, env=None, pid1=None):
+def drain_hook(binary, port, *args, timeout=60, env=None, pid1=None, pid1_name="rayboot", pid1_blocks_after=None):
     """`rayboot-sidecar drain ARGS` against 127.0.0.1:PORT, whoever holds it: (exit code, JSON
     answer or None, stderr). With PID1 (a directory), the hook runs as a preStop hook sees its
-    container: in a PID namespace of its own whose PID 1 is PID1/rayboot (a shell under that name,
-    which waits for the hook), as in a pod whose Ray container runs rayboot."""
+    container: in a PID namespace of its own whose PID 1 is PID1/PID1_NAME (a shell under that name,
+    which waits for the hook): rayboot, as in a pod whose Ray container runs rayboot, or ray, as in
+    KubeRay's, where it is Ray's `ray start --block`. With PID1_BLOCKS_AFTER (seconds), that shell
+    opens a file named ray_process_exit.log that long after the hook started, and holds it open, as
+    `ray start` does once its wait for its node is over."""
     argv = [str(binary), "drain", *args]
     if pid1:
-        shell = pathlib.Path(pid1) / "rayboot"
+        shell = pathlib.Path(pid1) / pid1_name
         if not shell.exists():
             shell.symlink_to("/bin/sh")
         # The hook's argv comes in as the shell's own arguments; `exit` keeps the shell from exec'ing it.
-        argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", str(shell), "-c", '"$@"; exit $?',
-                "rayboot", *argv]
+        script = '"$@"; exit $?'
+        if pid1_blocks_after is not None:
+            script = (f'"$@" & hook=$!; sleep {pid1_blocks_after}; exec 3>"{pid1}/ray_process_exit.log"; '
+                      'wait $hook; exit $?')
+        argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", str(shell), "-c", script,
+                pid1_name, *argv]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                          env={"PATH": "/usr/bin:/bin", "RAYBOOT_SIDECAR_DRAIN_PORT": str(port), **(env or {})})
     return out.returncode, json.loads(out.stdout) if out.stdout.strip() else None, out.stderr
@@ -92,10 +99,11 @@ class Sidecar:
         """A raw request to the drain port."""
         return self.get(path, method=method, timeout=timeout, port=self.drain_port)
 
-    def drain(self, *args, timeout=60, env=None, port=None, pid1=None):
+    def drain(self, *args, timeout=60, env=None, port=None, **pid1):
         """`rayboot-sidecar drain ARGS`, as a preStop exec hook runs it (with ENV added, on PORT if
-        given, under PID1 as drain_hook's): (exit code, JSON answer or None, stderr)."""
-        return drain_hook(self.binary, port or self.drain_port, *args, timeout=timeout, env=env, pid1=pid1)
+        given, under PID 1 as drain_hook's pid1 arguments say): (exit code, JSON answer or None,
+        stderr)."""
+        return drain_hook(self.binary, port or self.drain_port, *args, timeout=timeout, env=env, **pid1)
 
     def terminate(self):
         os.kill(self.pid(), signal.SIGTERM)

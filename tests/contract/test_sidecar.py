@@ -331,6 +331,31 @@ def test_a_joining_node_whose_ray_start_is_rayboots_is_drained_at_once(sidecar, 
     assert len(drain_requests(gcs)) == 1
 
 
+@pytest.mark.parametrize("blocks_after", [0.4, None])
+def test_a_joining_node_is_drained_once_kuberays_ray_start_has_seen_it(sidecar, gcs, tmp_path, blocks_after):
+    """On KubeRay's pods PID 1 is Ray's own `ray start --block`, which opens ray_process_exit.log
+    once its wait for its node is over (Ray 2.60's scripts.py) and holds it while it blocks. The
+    hook, seeing a drain that would be held for a node that has just joined, watches PID 1 for as
+    long as the hold and asks for the drain as soon as it holds that file: here 0.4 s in, not at the
+    hold's 1.5 s (held to its end, a KubeRay worker evicted 0.5 s after it joined took 3.08 s to
+    go on the node). A `ray start` that never gets there is held as before."""
+    s = sidecar()
+    eventually(lambda: "no ALIVE node named" in s.get("/readyz")[1])
+    gcs.nodes.append(Node(NODE_IP, node_id=NODE_ID))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    seen = time.monotonic()
+    code, answer, err = s.drain(pid1=tmp_path, pid1_name="ray", pid1_blocks_after=blocks_after)
+    assert code == 0 and answer["outcome"] == "left", err
+    waited = time.monotonic() - seen
+    assert len(drain_requests(gcs)) == 1
+    if blocks_after is None:
+        # watched for the whole hold: the drain is asked as it ends
+        assert waited >= 1.3, f"DrainNode {waited:.2f} s after the node was seen joining"
+    else:
+        assert blocks_after <= waited < 1.1, f"DrainNode {waited:.2f} s after the node was seen joining"
+        assert "holding the drain" not in s.stderr, s.stderr
+
+
 def test_a_node_alive_at_the_first_look_is_drained_at_once(sidecar, gcs, worker_node):
     s = sidecar()
     eventually(lambda: s.get("/readyz")[0] == 200)
