@@ -353,7 +353,11 @@ int run_main(const struct cli *cli, const char *const *envp)
     } else {
         rc = live(&pod, envp);
     }
-    termlog_write(envp, "rayboot: %s (exit %d)", pod.end_reason[0] ? pod.end_reason : "ended", rc);
+    if (pod.ray_stop_took_ms >= 0) /* the reason ends "Ray stopped" */
+        termlog_write(envp, "rayboot: %s in %.2f s (exit %d)", pod.end_reason, (double)pod.ray_stop_took_ms / 1000.0,
+                      rc);
+    else
+        termlog_write(envp, "rayboot: %s (exit %d)", pod.end_reason[0] ? pod.end_reason : "ended", rc);
     pod_free(&pod);
     return rc;
 }

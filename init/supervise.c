@@ -260,6 +260,9 @@ static void shut_down(struct pod *pod)
         wait_workers_drains(pod, started, started + budget / 2);
     if (!how)
         how = pod->drained ? "node drained" : "stopped without a drain";
+    /* The termination message says how long Ray took to stop, where it is this reason's. */
+    if (!pod->end_reason[0] && pod->ray_pid > 0)
+        pod->ray_stop_ms = monotime_ms();
     pod_end_reason(pod, "SIGTERM: %s%s; Ray stopped", fate, how);
     note_ray_node(pod);
     pod_stop_ray(pod, started + budget - monotime_ms());

@@ -11,6 +11,7 @@ namespace from Redis. The figures are printed next to the no-FT rejoin of
 test_volcano_head_deleted_is_recreated_alone_and_the_workers_rejoin (16.5 and 19.0 s)."""
 import base64
 import pathlib
+import re
 import secrets
 import subprocess
 import time
@@ -152,7 +153,14 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
 
     t0 = time.time()
     node.delete(f"/api/v1/namespaces/{namespace}/pods/{head}")
-    node.follow_pod_until_gone(namespace, head, 120)
+    last = node.follow_pod_until_gone(namespace, head, 120)
+    # The old head's Ray: its raylet, drained and idle, left at once; its command ended on SIGTERM.
+    # Its GCS's own stop (a flush to the dashboard agent gone with the raylet) used up ray start's
+    # 1 s when rayboot waited for it; its controller makes the next head only once this one ends.
+    stopped = re.search(r"Ray stopped in ([0-9.]+) s", (ended(last, "ray") or {}).get("message", ""))
+    assert stopped, last["status"]
+    print(f"GCS FT: the old head's Ray stopped in {stopped.group(1)} s")
+    assert float(stopped.group(1)) < 0.5, f"the old head waited for its Ray: {stopped.group(0)}"
 
     def recreated():
         p = node.pod(namespace, head)
