@@ -215,6 +215,7 @@ void sidecar_drain_forget_stale(struct sidecar *s, long now_ms)
     s->drain_reported = false;
     s->drain_accepted = false;
     s->node_id[0] = '\0';
+    s->ray_start_stops_on_sigterm = false; /* said of the Ray of then: the pod lives on, and Ray may start again */
     s->drains_forgotten++;
     s->ready = false;
     s->next_ready_ms = now_ms;

@@ -409,6 +409,28 @@ def test_a_drain_no_deletion_follows_is_forgotten(sidecar, gcs, worker_node):
     assert len(drain_requests(gcs)) == 2
 
 
+def test_what_the_hook_said_of_ray_start_is_forgotten_with_its_drain(sidecar, gcs, tmp_path):
+    """`X-Rayboot-Ray-Start: blocking` says where a `ray start` was when the drain was asked: a drain
+    no deletion followed is forgotten, the pod lives on, and a Ray that starts again in it (its node
+    gone, then ALIVE again) has its next drain held as any node that has just joined."""
+    gcs.drain_removes_node = False
+    s = sidecar({"RAYBOOT_GRACE_PERIOD": "4"})  # a drain of 1 s, forgotten 9 s after it began
+    eventually(lambda: "no ALIVE node named" in s.get("/readyz")[1])
+    gcs.nodes.append(Node(NODE_IP, node_id=NODE_ID))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    code, answer, err = s.drain(pid1=tmp_path, pid1_name="ray", pid1_blocks_after=0)
+    assert answer and answer["outcome"] == "deadline", err
+    assert "holding the drain" not in s.stderr
+    eventually(lambda: "was not followed by this pod's deletion" in s.stderr, timeout=30)
+    with gcs.lock:
+        gcs.nodes.clear()  # Ray starts again: its node gone, then ALIVE again
+    eventually(lambda: "no ALIVE node named" in s.get("/readyz")[1])
+    gcs.nodes.append(Node(NODE_IP, node_id=NODE_ID))
+    eventually(lambda: s.get("/readyz")[0] == 200)
+    s.drain()  # held past this short grace period's budget: how it ends does not matter here
+    assert "holding the drain" in s.stderr, s.stderr
+
+
 @pytest.mark.parametrize("value", ["0", "x", "3601", "-1", ""])
 def test_bad_deadline_flag_is_exit_2_naming_it(sidecar, gcs, value):
     """--deadline, which older manifests pass, is still checked (and never sent)."""
