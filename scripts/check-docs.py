@@ -406,6 +406,9 @@ FIGURES = {
     "worker evicted (n 5)": [
         "node:evict.rayboot.gone_s.n", None, "node:evict.rayboot.gone_s.median", "node:evict.vcjob.gone_s.median",
         "node:evict.lws.gone_s.median", "node:evict.jobset.gone_s.median", None, "node:evict.kuberay.gone_s.median"],
+    "worker evicted as it joins, 0.5 s after ALIVE (n 3)": [
+        None, "node:evict.joining.vcjob.gone_s.n", "node:evict.joining.vcjob.gone_s.median",
+        "node:evict.joining.kuberay+sidecar.gone_s.median", "node:evict.joining.kuberay.gone_s.median"],
     "head lost to whole again, no GCS fault tolerance (n 3)": [
         "node:head_lost.vcjob.whole_s.n", "node:head_lost.vcjob.whole_s.median",
         "node:head_lost.kuberay.whole_s.median"],
