@@ -48,8 +48,11 @@
 #define DRAINCLIENT_WAIT_MAX_MS 3605000L
 /* --deadline=SECONDS, kept for older manifests: the range it always had. */
 #define DRAINCLIENT_DEADLINE_MAX_S 3600
-/* How often a `ray start` that is PID 1 is looked at while it may still be waiting for its node. */
+/* How often a `ray start` that is PID 1 is looked at while it may still be waiting for its node,
+ * and for how long at most: the sidecar holds a drain 1.5 s (draining.c); a hello that says more,
+ * unproven where there is no token, is not the sidecar's word. */
 #define DRAINCLIENT_RAY_START_POLL_MS 50
+#define DRAINCLIENT_JOIN_HOLD_MAX_MS 2000
 /* What Ray 2.60's `ray start --block` opens once its node is up, and holds open while it blocks
  * (scripts.py, after Node() returned): it is past its wait for its node in the GCS. */
 #define RAY_START_BLOCKING_FILE "ray_process_exit.log"
@@ -165,7 +168,7 @@ static void read_hello(const struct httpc_reply *reply, long *wait_ms, long *joi
     cJSON *o = reply->status == 200 && reply->body.buf ? json_parse_exact(reply->body.buf, reply->body.len) : NULL;
     long wait = hello_ms(o, "drain_wait_ms"), hold = hello_ms(o, "join_hold_ms");
     *wait_ms = wait >= 0 ? wait + DRAINCLIENT_WAIT_SLACK_MS : DRAINCLIENT_WAIT_MAX_MS;
-    *join_hold_ms = hold > 0 ? hold : 0;
+    *join_hold_ms = hold <= 0 ? 0 : hold < DRAINCLIENT_JOIN_HOLD_MAX_MS ? hold : DRAINCLIENT_JOIN_HOLD_MAX_MS;
     cJSON_Delete(o);
 }
 

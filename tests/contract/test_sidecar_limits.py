@@ -313,15 +313,16 @@ FORGED = b'{"accepted":true,"node_id":"07","outcome":"left","drained_in_ms":5,"r
 
 class Squatter(threading.Thread):
     """A process of the pod that took 127.0.0.1:PORT before the sidecar: it answers every request
-    with a forged "drained" (answer=True), or takes connections and never answers."""
+    with a forged "drained" (answer=True; a GET /hello with HELLO when given), or takes connections
+    and never answers."""
 
-    def __init__(self, answer=True):
+    def __init__(self, answer=True, hello=None):
         super().__init__(daemon=True)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.answer, self.held, self.requests = answer, [], 0
+        self.answer, self.hello, self.held, self.requests = answer, hello, [], 0
         self.start()
 
     def run(self):
@@ -335,9 +336,9 @@ class Squatter(threading.Thread):
                 self.held.append(conn)
                 continue
             with conn:
-                conn.recv(4096)
+                body = self.hello if conn.recv(4096).startswith(b"GET /hello") and self.hello else FORGED
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(FORGED), FORGED))
+                             b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     def close(self):
         try:
@@ -353,8 +354,8 @@ class Squatter(threading.Thread):
 def squatter():
     made = []
 
-    def make(answer=True):
-        made.append(Squatter(answer))
+    def make(answer=True, hello=None):
+        made.append(Squatter(answer, hello))
         return made[-1]
 
     yield make
@@ -396,6 +397,20 @@ def test_a_squatter_that_never_answers_does_not_hold_the_hook(sidecar_bin, gcs, 
     took = time.monotonic() - t0
     assert code == 76 and answer is None and "did not answer as the sidecar within 2000 ms" in err, (code, err)
     assert took < 4, took
+
+
+def test_a_squatters_hold_does_not_hold_the_hook(sidecar_bin, squatter, tmp_path):
+    """The attack: without Ray's token nothing proves the sidecar, and a process holding the drain
+    port says in its hello that a drain would be held an hour (join_hold_ms); where PID 1 is a
+    `ray start` still waiting for its node, the hook would watch it that long before it asks. It
+    believes no more than the sidecar ever holds (1.5 s, and a margin): it asks within 2 s."""
+    from sidecars import drain_hook
+    sq = squatter(hello=b'{"sidecar":"rayboot-sidecar","drain_wait_ms":1000,"join_hold_ms":3600000}\n')
+    t0 = time.monotonic()
+    code, answer, err = drain_hook(sidecar_bin, sq.port, timeout=20, pid1=tmp_path, pid1_name="ray")
+    took = time.monotonic() - t0
+    assert sq.requests == 2, (sq.requests, err)  # the hello, then the drain
+    assert 1.5 < took < 3.5, f"the hook asked {took:.2f} s in: {err}"
 
 
 def test_the_sidecar_proves_itself_to_the_hook(sidecar, gcs, worker_node):
