@@ -30,7 +30,6 @@ void pod_init(struct pod *p)
     p->rendezvous.pid = -1;
     p->rendezvous.fd = -1;
     p->watch.pid = -1;
-    p->ray_stop_took_ms = -1;
     rayrestart_init(&p->ray_restarts);
     strv_init(&p->ray_env);
     strv_init(&p->cmd_env);
@@ -116,7 +115,7 @@ void pod_reap(struct pod *p)
             p->ray_exited = true;
             p->ray_pid = 0;
             if (p->ray_stop_ms)
-                p->ray_stop_took_ms = monotime_ms() - p->ray_stop_ms;
+                p->ray_stopped_ms = monotime_ms();
             log_info("ray start exited (%d)", proc_exit_code(status));
         } else if (pid == p->cmd_pid) {
             p->cmd_status = status;

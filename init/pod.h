@@ -44,13 +44,13 @@ struct pod {
     bool cmd_stopped;                               /* SIGTERM stopped the head's command before it ended */
     bool stopping;                                  /* the end is decided; waiting for children to go */
     bool restarting_ray;                            /* a worker is leaving an old head to join a new one */
-    bool job_finished;     /* the head's command is done (head: ran it; worker: read it in the GCS) */
-    bool drained;          /* SIGTERM's drain finished: the node left the cluster */
-    long kill_at_ms;       /* SIGKILL whatever is left at this time (0: not yet set) */
-    long ray_kill_at_ms;   /* SIGKILL ray start's group alone at this time (0: not set) */
-    bool ray_node_seen;    /* its raylet or GCS was in that group when that time was set */
-    long ray_stop_ms;      /* when SIGTERM's stop of ray start began, its end reason the pod's (0: not) */
-    long ray_stop_took_ms; /* from then until ray start was reaped (-1: not yet) */
+    bool job_finished;   /* the head's command is done (head: ran it; worker: read it in the GCS) */
+    bool drained;        /* SIGTERM's drain finished: the node left the cluster */
+    long kill_at_ms;     /* SIGKILL whatever is left at this time (0: not yet set) */
+    long ray_kill_at_ms; /* SIGKILL ray start's group alone at this time (0: not set) */
+    bool ray_node_seen;  /* its raylet or GCS was in that group when that time was set */
+    long ray_stop_ms;    /* when SIGTERM's stop of ray start began, its end reason the pod's (0: not) */
+    long ray_stopped_ms; /* when ray start was reaped after that (0: not yet) */
     int exit_code;
 
     char end_reason[512]; /* why the pod ends, for the termination log; the first cause wins */

@@ -353,9 +353,9 @@ int run_main(const struct cli *cli, const char *const *envp)
     } else {
         rc = live(&pod, envp);
     }
-    if (pod.ray_stop_took_ms >= 0) /* the reason ends "Ray stopped" */
-        termlog_write(envp, "rayboot: %s in %.2f s (exit %d)", pod.end_reason, (double)pod.ray_stop_took_ms / 1000.0,
-                      rc);
+    if (pod.ray_stopped_ms) /* the reason is shut_down's, which ends "Ray stopped" */
+        termlog_write(envp, "rayboot: %s in %.2f s (exit %d)", pod.end_reason,
+                      (double)(pod.ray_stopped_ms - pod.ray_stop_ms) / 1000.0, rc);
     else
         termlog_write(envp, "rayboot: %s (exit %d)", pod.end_reason[0] ? pod.end_reason : "ended", rc);
     pod_free(&pod);

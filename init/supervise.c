@@ -46,8 +46,8 @@
  * had left as soon as it was drained), and its state is in Redis under fault tolerance or ends
  * with the pod without it. */
 #define RAY_NODE_ENDED_POLL_MS 50
-static const char *const RAY_NODE_DAEMONS[] = {"raylet", "gcs_server"};
-#define RAY_NODE_DAEMONS_BUT_THE_GCS 1
+static const char *const RAY_NODE_DAEMONS[] = {"raylet", "gcs_server"}; /* the GCS last: it may go unwaited */
+#define RAY_NODE_DAEMONS_N (sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]))
 /* How long the user's command gets between SIGTERM and SIGKILL when Ray dies under it. */
 #define COMMAND_STOP_TIMEOUT_MS 10000
 /* Workers look at the head this often: cheap (one DNS query and two small RPCs). */
@@ -182,17 +182,17 @@ static void wait_workers_drains(struct pod *pod, long started, long until)
             wait_sleep(left, &wake);
 }
 
-/* Whether ray start's group still has one of the first N of Ray's node daemons. */
-static bool ray_node_has(const struct pod *pod, size_t n)
+/* The head's command still runs: its driver needs the GCS until it has ended. */
+static bool driver_may_run(const struct pod *pod)
 {
-    return proc_group_has(pod->ray_pid, RAY_NODE_DAEMONS, n);
+    return pod->plan.role == PLAN_ROLE_HEAD && pod->cmd_pid > 0;
 }
 
 /* Looked at before ray start is SIGTERMed (its daemons may end within the instant after): only a
  * node seen running can be seen ended. */
 static void note_ray_node(struct pod *pod)
 {
-    pod->ray_node_seen = ray_node_has(pod, sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]));
+    pod->ray_node_seen = proc_group_has(pod->ray_pid, RAY_NODE_DAEMONS, RAY_NODE_DAEMONS_N);
 }
 
 /* ray start, SIGTERMed with nothing left to hand over, whose node's daemons have ended (its GCS
@@ -200,10 +200,8 @@ static void note_ray_node(struct pod *pod)
  * GCS flushing its events) would only be stopped one by one. */
 static bool ray_node_ended(const struct pod *pod)
 {
-    bool driver_may_run = pod->plan.role == PLAN_ROLE_HEAD && pod->cmd_pid > 0;
-    size_t waited =
-        driver_may_run ? sizeof(RAY_NODE_DAEMONS) / sizeof(RAY_NODE_DAEMONS[0]) : RAY_NODE_DAEMONS_BUT_THE_GCS;
-    return pod->ray_node_seen && pod->ray_pid > 0 && !ray_node_has(pod, waited);
+    size_t waited = driver_may_run(pod) ? RAY_NODE_DAEMONS_N : RAY_NODE_DAEMONS_N - 1;
+    return pod->ray_node_seen && pod->ray_pid > 0 && !proc_group_has(pod->ray_pid, RAY_NODE_DAEMONS, waited);
 }
 
 /* SIGTERM: drain through the GCS, wait (bounded) for the node to leave, then stop. The head does
@@ -273,8 +271,7 @@ static void shut_down(struct pod *pod)
      * head whose command has ended has no such driver: it gets a drained worker's bound (its
      * ray start sat out the 2 s after its drain on the node, bench/node/headlost.py, and its
      * controller makes the next head only once this pod has gone). */
-    stop_after =
-        pod->plan.role == PLAN_ROLE_HEAD && pod->cmd_pid > 0 ? HEAD_RAY_STOP_TIMEOUT_MS : DRAINED_RAY_STOP_TIMEOUT_MS;
+    stop_after = driver_may_run(pod) ? HEAD_RAY_STOP_TIMEOUT_MS : DRAINED_RAY_STOP_TIMEOUT_MS;
     if (pod->drained && pod->ray_pid > 0 && pod->kill_at_ms - monotime_ms() > stop_after)
         pod->ray_kill_at_ms = monotime_ms() + stop_after;
     log_info("stopping Ray; everything left is killed in %.1f s", (double)(pod->kill_at_ms - monotime_ms()) / 1000.0);
@@ -291,8 +288,8 @@ static void kill_stopping_ray(struct pod *pod, bool node_ended)
     if (node_ended)
         log_info("%s: killing what is left of ray start's",
                  pod->plan.role != PLAN_ROLE_HEAD ? "Ray's raylet has ended"
-                 : pod->cmd_pid > 0               ? "Ray's raylet and GCS have ended"
-                                    : "Ray's raylet and the command have ended (its GCS goes with the rest)");
+                 : driver_may_run(pod)            ? "Ray's raylet and GCS have ended"
+                                       : "Ray's raylet and the command have ended (its GCS goes with the rest)");
     else
         log_warn("ray start did not exit in time after SIGTERM although %s: killing it",
                  pod->restarting_ray ? "its cluster is gone" : "its node was drained");

@@ -508,19 +508,25 @@ SLOW_TO_END = ("import signal, time\n"
                "time.sleep(60)\n")
 
 
+def sigterm_head_until(run, gcs, tmp_path, fake_ray_mode, command, said):
+    """A head running COMMAND beside the fake ray in FAKE_RAY_MODE, SIGTERMed once both run: (it,
+    seconds from the SIGTERM until its log SAID that)."""
+    r = run(head_env(gcs, FAKE_RAY_MODE=fake_ray_mode, RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", command])
+    r.wait_for_log("started the command")
+    ray_started(tmp_path)
+    t0 = time.monotonic()
+    os.kill(r.proc.pid, signal.SIGTERM)
+    r.wait_for_log(said, timeout=40)
+    return r, time.monotonic() - t0
+
+
 @pytest.mark.parametrize("command, bound", [("import time; time.sleep(60)", 1), (SLOW_TO_END, 2)])
 def test_a_drained_heads_stuck_ray_is_killed_after_its_bound(run, gcs, tmp_path, command, bound):
     """An evicted head is re-created only once its pod has ended, and its GCS ends with it: its
     `ray start`, SIGTERMed once the drain is accepted, is killed with its daemons after 1 s when
     the command has ended (as a drained worker's), or 2 s while the command is still ending, for
     its driver to finish before the GCS goes (2 s in every case before; 5 s before that)."""
-    r = run(head_env(gcs, FAKE_RAY_MODE="ignore-term", RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", command])
-    r.wait_for_log("started the command")
-    ray_started(tmp_path)
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    r.wait_for_log("although its node was drained: killing it", timeout=40)
-    took = time.monotonic() - t0
+    r, took = sigterm_head_until(run, gcs, tmp_path, "ignore-term", command, "although its node was drained: killing it")
     assert "deadline passed" not in r.stderr, r.stderr
     # its drain accepted at once, no worker to wait for: the bound, and little more
     assert bound - 0.1 < took < bound + 0.8, f"took {took:.1f} s: the drained Ray is killed {bound} s after its SIGTERM"
@@ -561,13 +567,7 @@ def test_a_stopping_heads_gcs_is_waited_for_only_while_its_command_runs(run, gcs
     command has ended, ray start's group is killed as soon as the raylet has ended, the GCS with it
     (its state is in Redis under fault tolerance, or ends with the pod); while the command is
     still ending, the GCS is waited for (here ray start kills it after its 1 s)."""
-    r = run(head_env(gcs, FAKE_RAY_MODE="daemons-slow-gcs", RAYBOOT_GRACE_PERIOD="30"), ["--", PY, "-c", command])
-    r.wait_for_log("started the command")
-    ray_started(tmp_path)
-    t0 = time.monotonic()
-    os.kill(r.proc.pid, signal.SIGTERM)
-    r.wait_for_log("killing what is left of ray start's", timeout=40)
-    took = time.monotonic() - t0
+    r, took = sigterm_head_until(run, gcs, tmp_path, "daemons-slow-gcs", command, "killing what is left of ray start's")
     assert "deadline passed" not in r.stderr and "did not exit in time" not in r.stderr, r.stderr
     if gcs_waited:
         assert "Ray's raylet and GCS have ended" in r.stderr, r.stderr
