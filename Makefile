@@ -369,6 +369,7 @@ e2e-oldest: all venv-oldest
 # CPU they ask for, the build takes the rest); then the node's. pytest prints the 30 slowest tests and each tier's time (tests/conftest.py), so
 # the CI's time can be attributed; each run's summary is its last line: "N passed".
 test: bootstrap
+	@python3 scripts/check-leftovers.py --record $(BUILD)/leftovers-before $(BUILD)
 	$(MAKE) all $(BUILD)/bench/stamp
 	$(MAKE) node-background
 	$(MAKE) unit
@@ -380,7 +381,7 @@ test: bootstrap
 	$(MAKE) e2e-oldest
 	$(MAKE) node
 	$(PYTHON) -m pytest tests -m node --durations=30 $(PYTEST_ARGS)
-	@python3 scripts/check-leftovers.py $(BUILD)
+	@python3 scripts/check-leftovers.py --since $(BUILD)/leftovers-before $(BUILD)
 
 # The real-node tier (tests/node/): Kubernetes and CoreDNS from the Go module proxy, the images from
 # our Dockerfiles. Each is rebuilt only when its pins or inputs change (cached under build/node).

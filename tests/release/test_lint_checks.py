@@ -121,3 +121,35 @@ def test_check_docs_fails_on_each_drifted_doc(tmp_path, rayboot_bin, sidecar_bin
                  "which contract/test_submit.py does not define",
                  "HACKING.md:", "names lib/plan/lvs.c, which is not in the tree"):
         assert what in r.stderr, f"{what!r} not in:\n{r.stderr}"
+
+
+def test_check_leftovers_counts_only_what_the_suite_left(tmp_path):
+    """A process of the checkout's build that was running when the suite began (a run killed by
+    hand left it) is named but not counted; one started after fails the check, even under the
+    same program."""
+    build = tmp_path / "build"
+    build.mkdir()
+    sleeper = build / "sleeper"
+    shutil.copy("/bin/sleep", sleeper)
+    before = tmp_path / "before"
+    script = [sys.executable, str(REPO / "scripts" / "check-leftovers.py")]
+    earlier = subprocess.Popen([str(sleeper), "60"])
+    later = None
+    try:
+        r = subprocess.run([*script, "--record", str(before), str(build)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and f"process {earlier.pid}:" in r.stderr, r.stderr
+        r = subprocess.run([*script, "--since", str(before), str(build)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "not counted" in r.stderr, r.stderr
+        later = subprocess.Popen([str(sleeper), "60"])
+        r = subprocess.run([*script, "--since", str(before), str(build)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1, r.stderr
+        assert f"check-leftovers: process {later.pid}: {sleeper} 60\n" in r.stderr, r.stderr
+        assert "the suite left 1 thing behind" in r.stderr, r.stderr
+    finally:
+        for p in (earlier, later):
+            if p:
+                p.kill()
+                p.wait()
+    r = subprocess.run([*script, "--since", str(tmp_path / "missing"), str(build)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "--since" in r.stderr and "missing" in r.stderr, r.stderr
