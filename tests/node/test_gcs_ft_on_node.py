@@ -56,9 +56,10 @@ def create_redis(node, namespace):
     return password
 
 
-def container_pids(namespace, pod, argv0_suffix):
-    """Host PIDs of POD's processes (outside its sidecar) whose argv[0] ends with ARGV0_SUFFIX."""
-    by_mnt, sidecar_mnt = container_processes(namespace, pod)
+def container_pids(namespace, pod, argv0_suffix, ip=None):
+    """Host PIDs of POD's processes (outside its sidecar) whose argv[0] ends with ARGV0_SUFFIX; IP:
+    the pod's, for one without a sidecar (the head)."""
+    by_mnt, sidecar_mnt = container_processes(namespace, pod, ip)
     found = []
     for mnt, pids in by_mnt.items():
         if mnt == sidecar_mnt:
@@ -77,11 +78,12 @@ def parent(pid):
     return int(pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
-def in_container(namespace, pod, argv, extra_env=None, timeout=150):
-    """ARGV in POD's Ray container (its namespaces, UID 1000, its environment), as `kubectl exec`."""
+def in_container(namespace, pod, argv, extra_env=None, timeout=150, ip=None):
+    """ARGV in POD's Ray container (its namespaces, UID 1000, its environment), as `kubectl exec`;
+    IP as for container_pids."""
     # rayboot's own children (its prober, rendezvous, watch) are forks with its argv: the one
     # whose parent is none of them is the container's PID 1.
-    found = container_pids(namespace, pod, b"rayboot")
+    found = container_pids(namespace, pod, b"rayboot", ip)
     (rayboot,) = [p for p in found if parent(p) not in found]
     env = dict(e.split("=", 1) for e in pathlib.Path(f"/proc/{rayboot}/environ").read_text().split("\0") if "=" in e)
     env.update(extra_env or {})
@@ -95,8 +97,11 @@ def token(node, namespace):
     return base64.b64decode(s["data"]["token"]).decode()
 
 
-def node_table(namespace, head, tok):
-    out = in_container(namespace, head, ["python", "-c", NODE_STATES, "127.0.0.1:6379"], {"RAY_AUTH_TOKEN": tok})
+def node_table(node, namespace, head, tok):
+    """The GCS's node table, read in the head's container (it has no sidecar: found by its IP)."""
+    ip = node.pod(namespace, head)["status"]["podIP"]
+    out = in_container(namespace, head, ["python", "-c", NODE_STATES, "127.0.0.1:6379"], {"RAY_AUTH_TOKEN": tok},
+                       ip=ip)
     assert out.returncode == 0, out.stderr
     return [line.split() for line in out.stdout.splitlines()]
 
@@ -136,10 +141,10 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     ready = wait_all_ready(node, namespace, volcano, name, [head] + workers)
     _, head_ip, worker_ips = first_cluster_up(node, namespace, gcs, ready[head], [ready[w] for w in workers])
     tok = token(node, namespace)
-    made = in_container(namespace, head, ["python", "-c", KEEPER, gcs, "create", worker_ips[0]])
+    made = in_container(namespace, head, ["python", "-c", KEEPER, gcs, "create", worker_ips[0]], ip=head_ip)
     assert made.returncode == 0 and made.stdout.startswith("count 3 "), made.stdout + made.stderr
     actor_node = made.stdout.split()[2]
-    worker_ids = {n[0]: n[4] for n in node_table(namespace, head, tok) if n[3] == "worker" and n[1] == "ALIVE"}
+    worker_ids = {n[0]: n[4] for n in node_table(node, namespace, head, tok) if n[3] == "worker" and n[1] == "ALIVE"}
     assert set(worker_ids) == set(worker_ips), worker_ids
     raylets = {w: container_pids(namespace, w, b"/raylet") for w in workers}
     assert all(len(p) == 1 for p in raylets.values()), raylets
@@ -168,6 +173,10 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     node.wait("the head re-created", recreated, 120, interval=0.5)
     t_new = time.time()
     serving = node.wait("the new head's GCS serving", lambda: serving_at(node, namespace, head), 180, interval=0.5)
+    # The head has no sidecar, so that the kubelet starts its Ray container at once instead of at its
+    # next look after the sidecar's start (docs/gcs-ft.md#a-head-without-a-sidecar).
+    in_new_head = cluster.processes_in_netns(cluster.pod_sandboxes()[node.pod(namespace, head)["status"]["podIP"]])
+    assert [argv for argv in in_new_head.values() if argv[0].endswith(b"rayboot-sidecar")] == [], in_new_head
     # A driver on the worker works once that worker's raylet has its new GCS back (Ray takes its
     # time, ~20 s in the pod simulator); until then it fails to start: asked again until then.
     failures = []
@@ -188,7 +197,7 @@ def test_volcano_gcs_ft_head_deleted_keeps_the_workers_ray(node, restricted_name
     count, where, answered = answer.stdout.split()[1], answer.stdout.split()[2], float(answer.stdout.split()[3])
     table = node.wait("the workers' node ids ALIVE in the new GCS", lambda: (lambda t: t if all(
         any(n[4] == i and n[1] == "ALIVE" for n in t) for i in worker_ids.values()) else None)(
-        node_table(namespace, head, tok)), 120, interval=1)
+        node_table(node, namespace, head, tok)), 120, interval=1)
     print(f"GCS FT: head deleted; re-created after {t_new - t0:.1f} s, its GCS serving after {serving - t0:.1f} s, "
           f"the detached actor answered {answered - serving:.1f} s later ({answered - t0:.1f} s after the "
           f"deletion); no-FT rejoin for comparison: 16.5 and 19.0 s")

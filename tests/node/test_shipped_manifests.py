@@ -355,11 +355,12 @@ print(json.dumps(seen))
 """
 
 
-def container_processes(namespace, pod):
+def container_processes(namespace, pod, ip=None):
     """The live processes of POD's containers on this machine, by container: {mount namespace:
-    [pids]}, found from the pod's sidecar (its environment names the pod and its namespace) and
-    every process in its network namespace; the sandbox's pause process is left out. The node's
-    processes are in a PID namespace below this machine's, so /proc shows them all."""
+    [pids]}, found from the pod's sidecar (its environment names the pod and its namespace), or
+    for a pod without one from its IP, and every process in its network namespace; the sandbox's
+    pause process is left out. The node's processes are in a PID namespace below this machine's,
+    so /proc shows them all. Also the sidecar's mount namespace (None without a sidecar)."""
     procs = {}
     for p in pathlib.Path("/proc").iterdir():
         if p.name.isdigit():
@@ -370,13 +371,17 @@ def container_processes(namespace, pod):
                 pass
     want = {f"RAYBOOT_POD_NAME={pod}".encode(), f"RAYBOOT_POD_NAMESPACE={namespace}".encode()}
     sidecars = [pid for pid, (_, _, env, cmd) in procs.items() if want <= set(env) and b"rayboot-sidecar" in cmd]
-    assert sidecars, f"no sidecar process of {namespace}/{pod}"
-    net = procs[sidecars[0]][0]
+    if sidecars:
+        net, sidecar_mnt = procs[sidecars[0]][:2]
+    else:
+        sandbox = cluster.pod_sandboxes().get(ip) if ip else None
+        assert sandbox, f"no sidecar process of {namespace}/{pod}, and no sandbox at its IP {ip}"
+        net, sidecar_mnt = os.stat(f"/proc/{sandbox}/ns/net").st_ino, None
     by_mnt = {}
     for pid, (n, mnt, _, cmd) in procs.items():
         if n == net and not cmd.startswith(b"/pause"):
             by_mnt.setdefault(mnt, []).append(pid)
-    return by_mnt, procs[sidecars[0]][1]
+    return by_mnt, sidecar_mnt
 
 
 def test_volcano_sidecar_only_runs_a_job_and_drains_an_evicted_worker(node, restricted_namespace, volcano):
