@@ -80,6 +80,7 @@ def namespaces():
 
 
 def leftovers(build):
+    """(key, what) of everything looked for; the key stays the same only for the same thing."""
     return processes(build) + mounts(build) + namespaces()
 
 
@@ -106,11 +107,13 @@ def main(argv):
         except OSError as e:
             print(f"check-leftovers: --since {record}: {e.strerror}", file=sys.stderr)
             return 2
-    left = [what for key, what in found if key not in earlier]
-    for _, what in (f for f in found if f[0] in earlier):
-        print(f"check-leftovers: {what}: there before the suite began, not counted", file=sys.stderr)
-    for what in left:
-        print(f"check-leftovers: {what}", file=sys.stderr)
+    left = []
+    for key, what in found:
+        if key in earlier:
+            print(f"check-leftovers: {what}: there before the suite began, not counted", file=sys.stderr)
+        else:
+            left.append(what)
+            print(f"check-leftovers: {what}", file=sys.stderr)
     if left:
         things = "thing" if len(left) == 1 else "things"
         print(f"check-leftovers: the suite left {len(left)} {things} behind", file=sys.stderr)
